@@ -1,0 +1,39 @@
+# The README's commands. Every target sets up .venv from the project's own files first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.ember-installed
+CPU_SOURCES := $(wildcard devices/cpu/ember_cpu/csrc/*) devices/cpu/setup.py devices/cpu/pyproject.toml
+
+.PHONY: setup demo test lint typecheck pytest bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml $(CPU_SOURCES)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e devices/cpu
+	touch $@
+
+demo: setup
+	$(BIN)/python -m ember demo
+
+lint: setup
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+typecheck: setup
+	$(BIN)/mypy
+
+pytest: setup
+	$(BIN)/pytest -n 2 -q
+
+test: lint typecheck pytest
+
+bench: setup
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) build devices/cpu/build devices/cpu/ember_cpu/_kernels*.so

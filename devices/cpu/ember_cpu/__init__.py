@@ -1,0 +1,1 @@
+"""Ember's CPU device: C kernels compiled through cffi at install time."""

@@ -1,0 +1,52 @@
+"""cffi build script: compiles every csrc/*.c into the `ember_cpu._kernels` extension.
+
+Each kernel family owns one `csrc/<family>.c` and one `csrc/<family>.cdef` (the
+declarations cffi exposes to Python). The build runs once, at install time; importing
+ember_cpu never compiles anything.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import scipy_openblas32
+from cffi import FFI
+
+CSRC = Path(__file__).resolve().parent / "csrc"
+
+
+def _cflags() -> list[str]:
+    flags = os.environ.get("EMBER_CPU_CFLAGS")
+    if flags is not None:
+        return flags.split()
+    # -march=native is safe: the extension is always compiled on the machine that runs it.
+    return ["-O3", "-march=native", "-fopenmp", "-std=gnu11", "-fno-math-errno"]
+
+
+def _build() -> FFI:
+    ffibuilder = FFI()
+    declarations = "\n".join(p.read_text() for p in sorted(CSRC.glob("*.cdef")))
+    ffibuilder.cdef(declarations)
+    sources = sorted(str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(p)
+                     for p in CSRC.glob("*.c"))
+    lib_dir = scipy_openblas32.get_lib_dir()
+    ffibuilder.set_source(
+        "ember_cpu._kernels",
+        # The cdef text doubles as the C prototypes the generated wrappers call.
+        '#include "ember_cpu.h"\n' + declarations,
+        sources=sources,
+        include_dirs=[str(CSRC), scipy_openblas32.get_include_dir()],
+        library_dirs=[lib_dir],
+        libraries=[scipy_openblas32.get_library()],
+        extra_compile_args=_cflags(),
+        extra_link_args=["-fopenmp"],
+    )
+    return ffibuilder
+
+
+ffibuilder = _build()
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose="-v" in sys.argv)

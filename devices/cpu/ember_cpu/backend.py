@@ -1,0 +1,57 @@
+"""The CPU device backend: host memory from the C caching allocator, synchronous."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember import DeviceBackend
+from ember_cpu._lib import ffi, lib
+
+__all__ = ["CpuBackend"]
+
+
+class CpuBackend(DeviceBackend):
+    """Host memory; kernels run synchronously on the calling thread plus OpenMP workers."""
+
+    type = "cpu"
+    host_accessible = True
+
+    def device_count(self) -> int:
+        return 1
+
+    def allocate(self, nbytes: int, index: int) -> tuple[Any, int]:
+        ptr = lib.em_alloc(nbytes)
+        if ptr == 0:
+            raise MemoryError(f"cpu: failed to allocate {nbytes} bytes")
+        return ptr, ptr
+
+    def free(self, handle: Any, nbytes: int, index: int) -> None:
+        lib.em_free(handle, nbytes)
+
+    def copy_from_host(self, handle: Any, byte_offset: int, source: np.ndarray, index: int) -> None:
+        ffi.memmove(ffi.cast("char*", handle + byte_offset), source, source.nbytes)
+
+    def copy_to_host(self, handle: Any, byte_offset: int, target: np.ndarray, index: int) -> None:
+        ffi.memmove(target, ffi.cast("char*", handle + byte_offset), target.nbytes)
+
+    def wrap_host_array(self, array: np.ndarray) -> tuple[Any, int] | None:
+        address = array.__array_interface__["data"][0]
+        return None, address
+
+    def set_num_threads(self, n: int) -> None:
+        lib.em_set_num_threads(n)
+
+    def get_num_threads(self) -> int | None:
+        return int(lib.em_get_num_threads())
+
+    def memory_stats(self, index: int) -> dict[str, int]:
+        return {
+            "cached_bytes": int(lib.em_cached_bytes()),
+            "cache_hits": int(lib.em_cache_hits()),
+            "raw_allocations": int(lib.em_raw_allocs()),
+        }
+
+    def empty_cache(self, index: int) -> None:
+        lib.em_empty_cache()

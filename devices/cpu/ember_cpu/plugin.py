@@ -1,0 +1,21 @@
+"""pluggy entry point of ember-cpu (group `ember.plugins`, name `cpu`)."""
+
+from __future__ import annotations
+
+from ember._dispatch import KernelRegistry
+from ember.plugins import hookimpl
+from ember_cpu import kernels_elementwise, kernels_index, kernels_linalg, kernels_reduce
+from ember_cpu.backend import CpuBackend
+
+
+@hookimpl
+def ember_devices() -> list[CpuBackend]:
+    return [CpuBackend()]
+
+
+@hookimpl
+def ember_kernels(registry: KernelRegistry) -> None:
+    kernels_elementwise.register(registry)
+    kernels_reduce.register(registry)
+    kernels_linalg.register(registry)
+    kernels_index.register(registry)

@@ -1,0 +1,176 @@
+"""Device names ("type:index"), canonicalised in one place, and the default device."""
+
+from __future__ import annotations
+
+import os
+from typing import Final, Union
+
+from ember._backend import DeviceBackend
+from ember.plugins._manager import MANAGER
+
+__all__ = [
+    "device",
+    "device_count",
+    "devices",
+    "get_default_device",
+    "is_available",
+    "set_default_device",
+]
+
+
+class device:  # noqa: N801 - PyTorch's public name
+    """A device: `ember.device("cpu")`, `ember.device("opencl:0")`, `ember.device("opencl", 1)`.
+
+    Instances are interned, so `a.device is b.device` holds for equal devices; the type
+    must belong to an installed plugin.
+    """
+
+    __slots__ = ("_backend", "index", "type")
+
+    _interned: dict[tuple[str, int], device] = {}
+
+    def __new__(cls, spec: DeviceLike, index: int | None = None) -> device:
+        if isinstance(spec, device):
+            if index is not None and index != spec.index:
+                raise ValueError(f"device: {spec} already has an index; got index={index}")
+            return spec
+        type_name, parsed_index = _parse(spec)
+        if index is not None:
+            if parsed_index is not None:
+                raise ValueError(f"device: {spec!r} already names index {parsed_index}")
+            parsed_index = index
+        key = (type_name, parsed_index or 0)
+        found = cls._interned.get(key)
+        if found is not None:
+            return found
+        info = MANAGER.device_types.get(type_name) if _loaded() else _load_and_get(type_name)
+        if info is None:
+            raise RuntimeError(f"unknown device type {type_name!r}. {_inventory()}")
+        self = object.__new__(cls)
+        self.type = type_name
+        self.index = key[1]
+        self._backend = info.backend
+        cls._interned[key] = self
+        return self
+
+    @property
+    def backend(self) -> DeviceBackend:
+        """The plugin backend that owns this device."""
+        return self._backend
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.index}"
+
+    def __reduce__(self) -> tuple[type[device], tuple[str]]:
+        return (device, (str(self),))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            try:
+                other = device(other)
+            except (RuntimeError, ValueError):
+                return False
+        return self is other
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+
+DeviceLike = Union[device, str]
+
+
+def _parse(spec: object) -> tuple[str, int | None]:
+    if not isinstance(spec, str):
+        raise TypeError(f"device: expected a string like 'cpu' or 'opencl:0', got {spec!r}")
+    text = spec.strip().lower()
+    type_name, sep, index_text = text.partition(":")
+    if not type_name or not type_name.replace("_", "").isalnum():
+        raise RuntimeError(f"invalid device string {spec!r}; expected 'type' or 'type:index'")
+    if not sep:
+        return type_name, None
+    if not index_text.isdigit():
+        raise RuntimeError(f"invalid device index in {spec!r}; expected a non-negative integer")
+    return type_name, int(index_text)
+
+
+def _loaded() -> bool:
+    return MANAGER._loaded
+
+
+def _load_and_get(type_name: str):  # type: ignore[no-untyped-def]
+    MANAGER.ensure_loaded()
+    return MANAGER.device_types.get(type_name)
+
+
+def _inventory() -> str:
+    """A sentence listing what is available and why the rest is not."""
+    available = [name for name, info in MANAGER.device_types.items() if info.reason is None]
+    unavailable = [
+        f"{name} ({info.reason})" for name, info in MANAGER.device_types.items() if info.reason
+    ]
+    failed = [f"plugin {s.name} failed: {s.error}" for s in MANAGER.statuses.values() if s.error]
+    parts = [f"Available device types: {', '.join(available) or 'none'}."]
+    if unavailable:
+        parts.append(f"Unavailable: {'; '.join(unavailable)}.")
+    if failed:
+        parts.append(f"{'; '.join(failed)}.")
+    return " ".join(parts)
+
+
+def check_usable(dev: device) -> None:
+    """Raise RuntimeError unless `dev` exists and is available."""
+    info = MANAGER.device_types.get(dev.type)
+    if info is None:
+        raise RuntimeError(f"device {dev} is no longer registered. {_inventory()}")
+    if info.reason is not None:
+        raise RuntimeError(f"device {dev} is unavailable: {info.reason}. {_inventory()}")
+    if dev.index >= info.count:
+        raise RuntimeError(
+            f"device {dev} does not exist: {dev.type} has {info.count} device(s). {_inventory()}"
+        )
+
+
+def devices() -> list[str]:
+    """Names of the device types that are installed and available."""
+    MANAGER.ensure_loaded()
+    return [name for name, info in MANAGER.device_types.items() if info.reason is None]
+
+
+def device_count(device_type: str) -> int:
+    """How many devices of `device_type` are usable (0 if none or unknown)."""
+    MANAGER.ensure_loaded()
+    info = MANAGER.device_types.get(device_type)
+    return 0 if info is None or info.reason is not None else info.count
+
+
+def is_available(device_type: str) -> bool:
+    """Whether at least one device of that type is usable."""
+    return device_count(device_type) > 0
+
+
+_default: device | None = None
+_DEFAULT_TYPE: Final = "cpu"
+
+
+def get_default_device() -> device:
+    """The device of factories called without `device=` (EMBER_DEVICE, else cpu)."""
+    global _default
+    if _default is None:
+        chosen = device(os.environ.get("EMBER_DEVICE") or _DEFAULT_TYPE)
+        check_usable(chosen)
+        _default = chosen
+    return _default
+
+
+def set_default_device(dev: DeviceLike | None) -> None:
+    """Set the default device; None restores EMBER_DEVICE or cpu."""
+    global _default
+    if dev is None:
+        _default = None
+        return
+    chosen = device(dev)
+    check_usable(chosen)
+    _default = chosen

@@ -1,0 +1,167 @@
+"""Copies between dtypes and devices, host transfers and DLPack."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember import _dtype
+from ember._device import device
+from ember._dispatch import kernel_for
+from ember._ops import names
+from ember._ops._meta import broadcast_shapes, broadcast_strides, describe
+from ember._tensor import Tensor, empty_tensor, make_view
+
+__all__ = ["clone", "copy_", "fill_", "to"]
+
+
+def copy_(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """Copy `src` into `dst` in place, broadcasting and converting dtype and device."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be a Tensor, not {type(src).__name__}")
+    if src._shape != dst._shape:
+        if broadcast_shapes("copy_", src._shape, dst._shape) != dst._shape:
+            raise RuntimeError(
+                f"copy_: the source of shape {list(src._shape)} cannot be broadcast to the "
+                f"destination of shape {list(dst._shape)}"
+            )
+        src = make_view(
+            src, src._offset, dst._shape, broadcast_strides(src._shape, src._strides, dst._shape)
+        )
+    if src._device is dst._device:
+        kernel_for(names.COPY, dst._device, dst._dtype)(dst, src)
+    else:
+        _copy_across_devices(dst, src)
+    dst._storage.version += 1
+    return dst
+
+
+def _copy_across_devices(dst: Tensor, src: Tensor) -> None:
+    host = np.ascontiguousarray(to_host_array(src), dtype=dst._dtype.numpy)
+    backend = dst._device._backend
+    if dst._contiguous:
+        backend.copy_from_host(
+            dst._storage.handle, dst._offset * dst._dtype.itemsize, host, dst._device.index
+        )
+        return
+    staging = empty_tensor(dst._shape, dst._dtype, dst._device)
+    backend.copy_from_host(staging._storage.handle, 0, host, dst._device.index)
+    kernel_for(names.COPY, dst._device, dst._dtype)(dst, staging)
+
+
+def fill_(t: Tensor, value: Any) -> Tensor:
+    """Set every element of `t` to `value` (a scalar or a one-element tensor)."""
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions"
+            )
+        value = value.item()
+    kernel_for(names.FILL, t._device, t._dtype)(t, python_scalar(value, t._dtype))
+    t._storage.version += 1
+    return t
+
+
+def python_scalar(value: Any, dt: _dtype.dtype) -> bool | int | float:
+    """`value` as the Python type that kernels expect for dtype `dt`."""
+    if dt.is_floating_point:
+        return float(value)
+    if dt is _dtype.bool:
+        return bool(value)
+    if isinstance(value, float) and value != value:
+        raise RuntimeError(f"cannot convert float NaN to integer dtype {dt.name}")
+    return int(value)
+
+
+def clone(t: Tensor) -> Tensor:
+    """A contiguous copy of `t` on the same device."""
+    out = empty_tensor(t._shape, t._dtype, t._device)
+    kernel_for(names.COPY, t._device, t._dtype)(out, t)
+    return out
+
+
+def cast(t: Tensor, dt: _dtype.dtype) -> Tensor:
+    """`t` converted to `dt` (the same tensor when it already has that dtype)."""
+    if t._dtype is dt:
+        return t
+    out = empty_tensor(t._shape, dt, t._device)
+    kernel_for(names.COPY, t._device, dt)(out, t)
+    return out
+
+
+def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """`t.to(device)`, `t.to(dtype)`, `t.to(device, dtype)`, `t.to(other)`; copies only if needed."""
+    target_device, target_dtype, copy = _parse_to_args(args, kwargs)
+    kwargs.pop("non_blocking", None)
+    dev = t._device if target_device is None else device(target_device)
+    dt = t._dtype if target_dtype is None else target_dtype
+    if dev is t._device and dt is t._dtype and not copy:
+        return t
+    if dev is t._device:
+        out = empty_tensor(t._shape, dt, dev)
+        kernel_for(names.COPY, dev, dt)(out, t)
+        return out
+    from ember._device import check_usable
+
+    check_usable(dev)
+    out = empty_tensor(t._shape, dt, dev)
+    _copy_across_devices(out, t)
+    return out
+
+
+def _parse_to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
+    target_device = kwargs.pop("device", None)
+    target_dtype = kwargs.pop("dtype", None)
+    copy = bool(kwargs.pop("copy", False))
+    unknown = set(kwargs) - {"non_blocking"}
+    if unknown:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(unknown)}")
+    for arg in args:
+        if isinstance(arg, _dtype.dtype):
+            target_dtype = arg
+        elif isinstance(arg, (str, device)):
+            target_device = arg
+        elif isinstance(arg, Tensor):
+            target_device, target_dtype = arg._device, arg._dtype
+        elif isinstance(arg, bool):
+            continue  # the positional non_blocking flag
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {arg!r}")
+    return target_device, target_dtype, copy
+
+
+def to_host_array(t: Tensor) -> np.ndarray:
+    """The values of `t` as a NumPy array (a view on host devices; treat as read-only)."""
+    backend = t._device._backend
+    if backend.host_accessible:
+        backend.synchronize(t._device.index)
+        return np.asarray(t._host_view())
+    source = t if t._contiguous else clone(t)
+    host = np.empty(t._shape, dtype=t._dtype.numpy)
+    if host.size:
+        backend.copy_to_host(
+            source._storage.handle, source._offset * t._dtype.itemsize, host, t._device.index
+        )
+    return host
+
+
+# -- DLPack ---------------------------------------------------------------------------------
+
+_DLPACK_CPU = 1
+
+
+def dlpack_device(t: Tensor) -> tuple[int, int]:
+    """(device type, index) in DLPack's enumeration; host devices report kDLCPU."""
+    if t._device._backend.host_accessible:
+        return (_DLPACK_CPU, 0)
+    raise BufferError(f"__dlpack_device__: {t._device} tensors cannot be exported through DLPack")
+
+
+def to_dlpack(t: Tensor, **kwargs: Any) -> Any:
+    """A DLPack capsule sharing `t`'s memory (host devices, through NumPy's exporter)."""
+    if not t._device._backend.host_accessible:
+        raise BufferError(f"__dlpack__: {describe(t)} cannot be exported through DLPack")
+    array = np.asarray(t._host_view())
+    return array.__dlpack__(**kwargs)

@@ -1,0 +1,268 @@
+"""Elementwise ops: the meta step (promotion, broadcasting, checks) and their dispatch.
+
+`a + b` on two tensors of one dtype, shape and device that need no grad takes the fast
+path in `_binary`: one tuple comparison, one dict lookup, one allocation, one kernel call.
+Everything else goes through `_binary_general`, which implements PyTorch's rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ember import _dtype
+from ember._dispatch import Op, kernel_for
+from ember._ops import names
+from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
+from ember._ops.conversion import cast, python_scalar
+from ember._tensor import Tensor, empty_tensor, make_view
+
+__all__ = [
+    "add", "add_", "bitwise_and", "bitwise_or", "bitwise_xor", "div", "div_", "eq",
+    "floor_divide", "fmod", "ge", "gt", "le", "logical_and", "logical_or", "logical_xor", "lt",
+    "maximum", "minimum", "mul", "mul_", "multiply", "ne", "pow", "pow_", "remainder", "sub",
+    "sub_", "subtract", "true_divide",
+]  # fmt: skip
+
+_FLOAT_ONLY: Final = 1  # integer and bool inputs compute in the default float dtype
+_TO_BOOL: Final = 2  # the result is bool (comparisons, logical ops)
+_INTEGRAL_ONLY: Final = 4  # bitwise ops
+_NO_BOOL: Final = 8  # PyTorch rejects bool inputs (sub, neg)
+
+_BINARY_FLAGS: Final = {
+    "div": _FLOAT_ONLY, "pow": 0, "sub": _NO_BOOL,
+    "bitwise_and": _INTEGRAL_ONLY, "bitwise_or": _INTEGRAL_ONLY, "bitwise_xor": _INTEGRAL_ONLY,
+    **{name: _TO_BOOL for name in names.BINARY_COMPARISON},
+}  # fmt: skip
+_OP_FLAGS: dict[Op, int] = {names.BINARY[n]: _BINARY_FLAGS.get(n, 0) for n in names.BINARY}
+_SCALARS: Final = (int, float, bool)
+_bool = _dtype.bool
+
+
+def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+    if out is None and type(a) is Tensor and type(b) is Tensor:
+        dt = a._dtype
+        flags = _OP_FLAGS[op]
+        if (
+            not flags & _INTEGRAL_ONLY
+            and b._dtype is dt
+            and a._shape == b._shape
+            and a._device is b._device
+            and a._autograd is None
+            and b._autograd is None
+            and dt.is_floating_point
+        ):
+            fn = op.kernels.get(a._device.type)
+            if fn is not None:
+                result = empty_tensor(a._shape, _bool if flags & _TO_BOOL else dt, a._device)
+                fn(result, a, b)
+                return result
+    return _binary_general(op, a, b, out)
+
+
+def _binary_general(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
+    flags = _OP_FLAGS[op]
+    a, b = _scalar_tensor_to_scalar(a, b), _scalar_tensor_to_scalar(b, a)
+    a_is_tensor, b_is_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
+    if not a_is_tensor and not b_is_tensor:
+        raise TypeError(f"{op.name}(): expected at least one tensor argument, got {a!r} and {b!r}")
+    for value in (a, b):
+        if not isinstance(value, (Tensor, *_SCALARS)):
+            raise TypeError(f"{op.name}(): unsupported operand type {type(value).__name__}")
+    if a_is_tensor and b_is_tensor:
+        dev = same_device(op.name, a, b)
+        shape = broadcast_shapes(op.name, a._shape, b._shape)
+    else:
+        t = a if a_is_tensor else b
+        dev, shape = t._device, t._shape
+    compute = _dtype.result_type(a, b)
+    compute = _check_compute_dtype(op, flags, compute, a, b)
+    result_dtype = _bool if flags & _TO_BOOL else compute
+    operands = [_prepare(x, compute, shape) for x in (a, b)]
+    target = _output(op.name, out, shape, result_dtype, dev)
+    kernel_for(op, dev, compute)(target, operands[0], operands[1])
+    return _finish(out, target)
+
+
+def _scalar_tensor_to_scalar(x: Any, other: Any) -> Any:
+    # A 0-d cpu tensor may join tensors of another device, as a scalar does in PyTorch.
+    if (
+        isinstance(x, Tensor)
+        and isinstance(other, Tensor)
+        and not x._shape
+        and x._device is not other._device
+        and x._device.type == "cpu"
+    ):
+        return _dtype_preserving_item(x)
+    return x
+
+
+def _dtype_preserving_item(x: Tensor) -> Any:
+    return x.item()
+
+
+def _check_compute_dtype(op: Op, flags: int, compute: _dtype.dtype, a: Any, b: Any) -> _dtype.dtype:
+    if flags & _INTEGRAL_ONLY and compute.is_floating_point:
+        raise TypeError(f"{op.name}(): not supported for floating-point dtype {compute.name}")
+    if flags & _NO_BOOL and compute is _bool:
+        raise TypeError(
+            f"{op.name}(): subtraction with two bool tensors is not supported; "
+            "use the `^` or `logical_xor()` operator instead"
+        )
+    if flags & _FLOAT_ONLY and not compute.is_floating_point:
+        return _dtype.get_default_dtype()
+    return compute
+
+
+def _prepare(x: Any, compute: _dtype.dtype, shape: tuple[int, ...]) -> Any:
+    """A tensor operand cast to the compute dtype and broadcast; scalars converted."""
+    if not isinstance(x, Tensor):
+        return python_scalar(x, compute)
+    x = cast(x, compute)
+    if x._shape != shape:
+        x = make_view(x, x._offset, shape, broadcast_strides(x._shape, x._strides, shape))
+    return x
+
+
+def _output(
+    name: str, out: Tensor | None, shape: tuple[int, ...], dt: _dtype.dtype, dev: Any
+) -> Tensor:
+    """Where a kernel writes: a new tensor, `out` itself, or a temporary to convert into `out`."""
+    if out is None:
+        return empty_tensor(shape, dt, dev)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be a Tensor, not {type(out).__name__}")
+    if out._device is not dev:
+        raise RuntimeError(f"{name}(): out is on {out._device} but the inputs are on {dev}")
+    if out._shape != shape:
+        raise RuntimeError(
+            f"{name}(): out has shape {list(out._shape)} but the result has shape {list(shape)}"
+        )
+    if not _can_cast(dt, out._dtype):
+        raise RuntimeError(
+            f"{name}(): result type {dt.name} can't be cast to the desired output type "
+            f"{out._dtype.name}"
+        )
+    out._storage.version += 1
+    return out if out._dtype is dt else empty_tensor(shape, dt, dev)
+
+
+def _finish(out: Tensor | None, target: Tensor) -> Tensor:
+    if out is None or out is target:
+        return target
+    kernel_for(names.COPY, out._device, out._dtype)(out, target)
+    return out
+
+
+def _can_cast(source: _dtype.dtype, target: _dtype.dtype) -> bool:
+    """PyTorch's rule for writing results into `out`/in-place targets: no lower category."""
+    return target.category >= source.category
+
+
+def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op.name}_(): self must be a Tensor")
+    if isinstance(other, Tensor) and other._shape != t._shape:
+        shape = broadcast_shapes(op.name + "_", t._shape, other._shape)
+        if shape != t._shape:
+            raise RuntimeError(
+                f"{op.name}_(): output with shape {list(t._shape)} doesn't match the broadcast "
+                f"shape {list(shape)}"
+            )
+    return _binary_general(op, t, other, t)
+
+
+_ADD, _SUB, _MUL, _DIV = (names.BINARY[n] for n in ("add", "sub", "mul", "div"))
+
+
+def _scaled(other: Any, alpha: Any) -> Any:
+    return other if alpha == 1 else mul(other, alpha)
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
+    """input + alpha * other."""
+    return _binary(_ADD, input, _scaled(other, alpha) if alpha != 1 else other, out)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
+    """input - alpha * other."""
+    return _binary(_SUB, input, _scaled(other, alpha) if alpha != 1 else other, out)
+
+
+def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+    """input * other."""
+    return _binary(_MUL, input, other, out)
+
+
+def div(
+    input: Any, other: Any, *, rounding_mode: str | None = None, out: Tensor | None = None
+) -> Tensor:
+    """input / other: true division, or rounded with rounding_mode "floor" or "trunc"."""
+    if rounding_mode is None:
+        return _binary(_DIV, input, other, out)
+    if rounding_mode == "floor":
+        return _binary_general(names.BINARY["floor_divide"], input, other, out)
+    if rounding_mode == "trunc":
+        return _binary_general(names.BINARY["trunc_divide"], input, other, out)
+    raise ValueError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+    )
+
+
+def add_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """In place: t += alpha * other."""
+    return _inplace(_ADD, t, _scaled(other, alpha))
+
+
+def sub_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """In place: t -= alpha * other."""
+    return _inplace(_SUB, t, _scaled(other, alpha))
+
+
+def mul_(t: Tensor, other: Any) -> Tensor:
+    """In place: t *= other."""
+    return _inplace(_MUL, t, other)
+
+
+def div_(t: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """In place: t /= other."""
+    if rounding_mode is None:
+        return _inplace(_DIV, t, other)
+    return t.copy_(div(t, other, rounding_mode=rounding_mode))
+
+
+def _binary_function(name: str) -> Any:
+    op = names.BINARY[name]
+
+    def function(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+        return _binary(op, input, other, out)
+
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
+floor_divide = _binary_function("floor_divide")
+remainder = _binary_function("remainder")
+fmod = _binary_function("fmod")
+pow = _binary_function("pow")  # noqa: A001 - PyTorch's public name
+maximum = _binary_function("maximum")
+minimum = _binary_function("minimum")
+bitwise_and = _binary_function("bitwise_and")
+bitwise_or = _binary_function("bitwise_or")
+bitwise_xor = _binary_function("bitwise_xor")
+eq = _binary_function("eq")
+ne = _binary_function("ne")
+lt = _binary_function("lt")
+le = _binary_function("le")
+gt = _binary_function("gt")
+ge = _binary_function("ge")
+logical_and = _binary_function("logical_and")
+logical_or = _binary_function("logical_or")
+logical_xor = _binary_function("logical_xor")
+true_divide = div
+subtract = sub
+multiply = mul
+
+
+def pow_(t: Tensor, exponent: Any) -> Tensor:
+    """In place: t **= exponent."""
+    return _inplace(names.BINARY["pow"], t, exponent)

@@ -1,0 +1,5 @@
+"""Placeholder: being written."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,229 @@
+"""Unary elementwise ops, `where` and `clamp`."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ember import _dtype
+from ember._dispatch import Op, kernel_for
+from ember._ops import names
+from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
+from ember._ops.conversion import cast, python_scalar
+from ember._ops.creation import full
+from ember._ops.elementwise import _binary, _binary_general, _output, _finish, _inplace
+from ember._tensor import Tensor, empty_tensor, make_view
+
+__all__ = [
+    "abs", "bitwise_not", "ceil", "clamp", "clamp_", "clip", "cos", "erf", "exp", "exp_", "expm1",
+    "floor", "gelu", "log", "log1p", "logical_not", "neg", "negative", "reciprocal", "relu",
+    "relu_", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "tanh", "trunc",
+    "where",
+]  # fmt: skip
+
+# Ops whose integer inputs compute in the default float dtype (torch.exp(int) is float32).
+_FLOATING: Final = frozenset(
+    {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf", "rsqrt",
+     "reciprocal", "sigmoid", "gelu"}
+)  # fmt: skip
+# Rounding is the identity on integers, as in PyTorch.
+_ROUNDING: Final = frozenset({"floor", "ceil", "round", "trunc"})
+_bool = _dtype.bool
+
+
+def _compute_dtype(op: Op, t: Tensor) -> _dtype.dtype:
+    dt = t._dtype
+    if op.name in _FLOATING and not dt.is_floating_point:
+        return _dtype.get_default_dtype()
+    if dt is _bool and op.name in ("neg", "abs", "sign"):
+        raise TypeError(
+            f"{op.name}(): not supported for bool tensors; use logical_not() or ~ instead"
+        )
+    return dt
+
+
+def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
+    if type(t) is not Tensor:
+        raise TypeError(f"{op.name}(): argument 'input' must be a Tensor, not {type(t).__name__}")
+    fn = op.kernels.get(t._device.type)
+    if out is None and t._autograd is None and fn is not None and t._dtype.is_floating_point:
+        result = empty_tensor(t._shape, t._dtype, t._device)
+        fn(result, t)
+        return result
+    compute = _compute_dtype(op, t)
+    if op.name in _ROUNDING and not compute.is_floating_point:
+        target = _output(op.name, out, t._shape, compute, t._device)
+        kernel_for(names.COPY, t._device, compute)(target, t)
+        return _finish(out, target)
+    source = cast(t, compute)
+    if fn is None and op.composite:
+        result = _COMPOSITES[op.name](source)
+        if out is None:
+            return result
+        return (
+            _finish(out, result)
+            if out._shape == result._shape
+            else _output(op.name, out, result._shape, compute, t._device)
+        )
+    target = _output(op.name, out, t._shape, compute, t._device)
+    kernel_for(op, t._device, compute)(target, source)
+    return _finish(out, target)
+
+
+# Generic formulas of the composite unary ops; a device may register fused kernels instead.
+def _sign(t: Tensor) -> Tensor:
+    if t._dtype is _bool:
+        return t.clone()
+    positive = cast(_binary(names.BINARY["gt"], t, 0), t._dtype)
+    negative = cast(_binary(names.BINARY["lt"], t, 0), t._dtype)
+    result = _binary(names.BINARY["sub"], positive, negative)
+    # NaN has sign NaN in PyTorch; x * 0 keeps NaN and turns everything else to 0.
+    if t._dtype.is_floating_point:
+        result = _binary(names.BINARY["add"], result, _binary(names.BINARY["mul"], t, 0))
+    return result
+
+
+def _reciprocal(t: Tensor) -> Tensor:
+    return _binary(names.BINARY["div"], 1.0, t)
+
+
+def _rsqrt(t: Tensor) -> Tensor:
+    return _reciprocal(_unary(names.UNARY["sqrt"], t))
+
+
+def _sigmoid(t: Tensor) -> Tensor:
+    return _reciprocal(_binary(names.BINARY["add"], _unary(names.UNARY["exp"], neg(t)), 1.0))
+
+
+def _relu(t: Tensor) -> Tensor:
+    return _binary(names.BINARY["maximum"], t, 0)
+
+
+def _gelu(t: Tensor) -> Tensor:
+    inner = _unary(names.UNARY["erf"], _binary(names.BINARY["mul"], t, 0.7071067811865476))
+    return _binary(
+        names.BINARY["mul"],
+        _binary(names.BINARY["mul"], t, 0.5),
+        _binary(names.BINARY["add"], inner, 1.0),
+    )
+
+
+_COMPOSITES: Final = {
+    "sign": _sign, "reciprocal": _reciprocal, "rsqrt": _rsqrt, "sigmoid": _sigmoid,
+    "relu": _relu, "gelu": _gelu,
+}  # fmt: skip
+
+
+def _unary_function(name: str) -> Any:
+    op = names.UNARY[name]
+
+    def function(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        return _unary(op, input, out)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"Elementwise {name}."
+    return function
+
+
+neg = _unary_function("neg")
+abs = _unary_function("abs")  # noqa: A001 - PyTorch's public name
+exp = _unary_function("exp")
+log = _unary_function("log")
+log1p = _unary_function("log1p")
+expm1 = _unary_function("expm1")
+sqrt = _unary_function("sqrt")
+sin = _unary_function("sin")
+cos = _unary_function("cos")
+tanh = _unary_function("tanh")
+erf = _unary_function("erf")
+floor = _unary_function("floor")
+ceil = _unary_function("ceil")
+round = _unary_function("round")  # noqa: A001 - PyTorch's public name
+trunc = _unary_function("trunc")
+sign = _unary_function("sign")
+rsqrt = _unary_function("rsqrt")
+reciprocal = _unary_function("reciprocal")
+sigmoid = _unary_function("sigmoid")
+relu = _unary_function("relu")
+gelu = _unary_function("gelu")
+negative = neg
+
+
+def exp_(t: Tensor) -> Tensor:
+    """In place: t = exp(t)."""
+    return _unary(names.UNARY["exp"], t, out=t)
+
+
+def relu_(t: Tensor) -> Tensor:
+    """In place: t = max(t, 0)."""
+    return _unary(names.UNARY["relu"], t, out=t)
+
+
+def square(t: Tensor) -> Tensor:
+    """t * t."""
+    return _binary(names.BINARY["mul"], t, t)
+
+
+def logical_not(t: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """True where t is zero."""
+    return _binary_general(names.BINARY["eq"], t, 0, out)
+
+
+def bitwise_not(t: Tensor) -> Tensor:
+    """~t: logical not for bool, two's complement for integers."""
+    if t._dtype is _bool:
+        return logical_not(t)
+    if t._dtype.is_floating_point:
+        raise TypeError(f"bitwise_not(): not supported for floating-point dtype {t._dtype.name}")
+    return _binary(names.BINARY["bitwise_xor"], t, -1)
+
+
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+    """input where condition is true, other elsewhere (broadcast together)."""
+    if not isinstance(condition, Tensor):
+        raise TypeError("where(): argument 'condition' must be a Tensor")
+    if condition._dtype is not _bool:
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{condition._dtype.name}"
+        )
+    tensors = [x for x in (condition, input, other) if isinstance(x, Tensor)]
+    dev = same_device("where", *tensors)
+    shape = broadcast_shapes("where", *(t._shape for t in tensors))
+    dt = _dtype.result_type(input, other)
+    operands = []
+    for value in (condition, input, other):
+        if not isinstance(value, Tensor):
+            value = full((), python_scalar(value, dt), dtype=dt, device=dev)
+        value = cast(value, dt) if value is not condition else value
+        if value._shape != shape:
+            value = make_view(
+                value, value._offset, shape, broadcast_strides(value._shape, value._strides, shape)
+            )
+        operands.append(value)
+    out = empty_tensor(shape, dt, dev)
+    kernel_for(names.WHERE, dev, dt)(out, *operands)
+    return out
+
+
+def clamp(t: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """Limit values to [min, max]; NaN stays NaN."""
+    if min is None and max is None:
+        raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    result = t
+    if min is not None:
+        result = _binary(names.BINARY["maximum"], result, min)
+    if max is not None:
+        result = _binary(names.BINARY["minimum"], result, max)
+    return result
+
+
+clip = clamp
+
+
+def clamp_(t: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """In place clamp."""
+    if min is not None:
+        _inplace(names.BINARY["maximum"], t, min)
+    if max is not None:
+        _inplace(names.BINARY["minimum"], t, max)
+    return t
