@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from typing import Final, Union
+from typing import Any, Final, Union
 
+from ember._allocator import SmallBlockCache
 from ember._backend import DeviceBackend
 from ember.plugins._manager import MANAGER
 
@@ -25,7 +26,12 @@ class device:  # noqa: N801 - PyTorch's public name
     must belong to an installed plugin.
     """
 
-    __slots__ = ("_backend", "index", "type")
+    __slots__ = ("_backend", "_cache", "index", "type")
+
+    type: str
+    index: int
+    _backend: DeviceBackend
+    _cache: SmallBlockCache
 
     _interned: dict[tuple[str, int], device] = {}
 
@@ -50,6 +56,7 @@ class device:  # noqa: N801 - PyTorch's public name
         self.type = type_name
         self.index = key[1]
         self._backend = info.backend
+        self._cache = SmallBlockCache(info.backend, self.index)
         cls._interned[key] = self
         return self
 
@@ -64,7 +71,7 @@ class device:  # noqa: N801 - PyTorch's public name
     def __str__(self) -> str:
         return f"{self.type}:{self.index}"
 
-    def __reduce__(self) -> tuple[type[device], tuple[str]]:
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (device, (str(self),))
 
     def __eq__(self, other: object) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Final
 
 import numpy as np
@@ -48,7 +49,7 @@ class dtype:  # noqa: N801 - PyTorch's public name
         return self.name
 
     @property
-    def is_complex(self) -> bool:
+    def is_complex(self) -> builtins.bool:
         return False
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,29 +29,35 @@ def _float_formatter(values: np.ndarray) -> tuple[str, int]:
     return ("int", 0) if integral else ("fixed", _PRECISION)
 
 
+def _float_to_text(kind: str, precision: int) -> Any:
+    if kind == "int":
+        return lambda x: f"{x:.0f}." if np.isfinite(x) else str(x)
+    if kind == "sci":
+        return lambda x: f"{x:.{precision}e}" if np.isfinite(x) else str(x)
+    return lambda x: f"{x:.{precision}f}" if np.isfinite(x) else str(x)
+
+
+def _padded(to_text: Any, values: np.ndarray) -> Any:
+    """PyTorch right-aligns every element to the widest one."""
+    sample = values.reshape(-1)
+    if sample.size > 1000:  # only the edges are printed
+        sample = np.concatenate([sample[:3], sample[-3:]])
+    width = max((len(to_text(x)) for x in sample), default=0)
+    return lambda x: to_text(x).rjust(width)
+
+
 def _format_values(values: np.ndarray) -> str:
+    formatter: Any
     if values.dtype.kind == "f":
-        kind, precision = _float_formatter(values)
-        if kind == "int":
-            formatter = {"float_kind": lambda x: f"{x:.0f}." if np.isfinite(x) else str(x)}
-        elif kind == "sci":
-            formatter = {"float_kind": lambda x: f"{x:.{precision}e}"}
-        else:
-            formatter = {"float_kind": lambda x: f"{x:.{precision}f}"}
-        return np.array2string(
-            values,
-            separator=", ",
-            formatter=formatter,
-            prefix="tensor(",
-            threshold=1000,
-            edgeitems=3,
-        )
-    if values.dtype.kind == "b":
-        return np.array2string(
-            values, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
-            formatter={"bool": lambda x: "True" if x else "False"},
-        )  # fmt: skip
-    return np.array2string(values, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3)
+        to_text = _float_to_text(*_float_formatter(values))
+        formatter = {"float_kind": _padded(to_text, values)}
+    elif values.dtype.kind == "b":
+        formatter = {"bool": _padded(lambda x: "True" if x else "False", values)}
+    else:
+        formatter = {"int": _padded(str, values)}
+    return np.array2string(
+        values, separator=", ", formatter=formatter, prefix="tensor(", threshold=1000, edgeitems=3
+    )
 
 
 def format_tensor(t: Tensor) -> str:

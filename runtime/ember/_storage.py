@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ember._allocator import SmallBlockCache
 from ember._device import device
 
 __all__ = ["Storage"]
@@ -14,12 +15,22 @@ __all__ = ["Storage"]
 class Storage:
     """A device buffer plus the version counter that in-place ops bump."""
 
-    __slots__ = ("__weakref__", "_backend", "_owner", "device", "handle", "nbytes", "ptr", "version")
+    __slots__ = (
+        "__weakref__",
+        "_block",
+        "_cache",
+        "_owner",
+        "device",
+        "handle",
+        "nbytes",
+        "ptr",
+        "version",
+    )
 
     def __init__(self, dev: device, nbytes: int) -> None:
-        backend = dev._backend
-        self.handle, self.ptr = backend.allocate(nbytes, dev.index)
-        self._backend = backend
+        cache = dev._cache
+        self._block, self.handle, self.ptr = cache.allocate(nbytes)
+        self._cache: SmallBlockCache | None = cache
         self._owner: object = None
         self.device = dev
         self.nbytes = nbytes
@@ -30,7 +41,8 @@ class Storage:
         """A storage over memory that `owner` keeps alive (a NumPy array, a DLPack capsule)."""
         self = object.__new__(cls)
         self.handle, self.ptr = handle, ptr
-        self._backend = dev._backend
+        self._block = nbytes
+        self._cache = None
         self._owner = owner
         self.device = dev
         self.nbytes = nbytes
@@ -38,8 +50,9 @@ class Storage:
         return self
 
     def __del__(self) -> None:
-        if self._owner is None:
-            self._backend.free(self.handle, self.nbytes, self.device.index)
+        cache = self._cache
+        if cache is not None:
+            cache.release(self._block, self.handle, self.ptr)
 
 
 class HostView:
@@ -48,8 +61,13 @@ class HostView:
     __slots__ = ("__array_interface__", "storage")
 
     def __init__(
-        self, storage: Storage, byte_offset: int, shape: tuple[int, ...],
-        byte_strides: tuple[int, ...], np_dtype: np.dtype, readonly: bool = False,
+        self,
+        storage: Storage,
+        byte_offset: int,
+        shape: tuple[int, ...],
+        byte_strides: tuple[int, ...],
+        np_dtype: np.dtype,
+        readonly: bool = False,
     ) -> None:
         self.storage = storage
         self.__array_interface__ = {

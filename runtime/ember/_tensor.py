@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import _dtype
+from ember import _dtype as dtypes
 from ember._device import device
 from ember._storage import HostView, Storage
 
@@ -21,14 +21,23 @@ __all__ = ["Tensor", "contiguous_strides", "empty_tensor", "make_view"]
 Shape = tuple[int, ...]
 
 
+_STRIDES_CACHE: dict[Shape, Shape] = {}
+
+
 def contiguous_strides(shape: Shape) -> Shape:
-    """Row-major strides, in elements."""
+    """Row-major strides, in elements (memoised: shapes repeat across a program's ops)."""
+    found = _STRIDES_CACHE.get(shape)
+    if found is not None:
+        return found
     strides = []
     step = 1
     for size in reversed(shape):
         strides.append(step)
         step *= size if size > 1 else 1
-    return tuple(reversed(strides))
+    result = tuple(reversed(strides))
+    if len(_STRIDES_CACHE) < 4096:
+        _STRIDES_CACHE[shape] = result
+    return result
 
 
 def _is_contiguous(shape: Shape, strides: Shape) -> bool:
@@ -62,7 +71,7 @@ class Tensor:
     _offset: int
     _shape: Shape
     _strides: Shape
-    _dtype: _dtype.dtype
+    _dtype: dtypes.dtype
     _device: device
     _contiguous: bool
     _autograd: Any  # autograd metadata; None for tensors that never took part in autograd
@@ -89,7 +98,7 @@ class Tensor:
         return self._strides[_wrap_dim(dim, len(self._shape), "stride")]
 
     @property
-    def dtype(self) -> _dtype.dtype:
+    def dtype(self) -> dtypes.dtype:
         return self._dtype
 
     @property
@@ -211,7 +220,7 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
             )
-        return _ops.to_host_array(self).reshape(()).item()  # type: ignore[no-any-return]
+        return _ops.to_host_array(self).reshape(()).item()
 
     def tolist(self) -> Any:
         return _ops.to_host_array(self).tolist()
@@ -718,22 +727,22 @@ class Tensor:
         return _ops.to(self, "cpu")
 
     def float(self) -> Tensor:
-        return _ops.to(self, _dtype.float32)
+        return _ops.to(self, dtypes.float32)
 
     def double(self) -> Tensor:
-        return _ops.to(self, _dtype.float64)
+        return _ops.to(self, dtypes.float64)
 
     def half(self) -> Tensor:
-        return _ops.to(self, _dtype.float16)
+        return _ops.to(self, dtypes.float16)
 
     def long(self) -> Tensor:
-        return _ops.to(self, _dtype.int64)
+        return _ops.to(self, dtypes.int64)
 
     def int(self) -> Tensor:
-        return _ops.to(self, _dtype.int32)
+        return _ops.to(self, dtypes.int32)
 
     def bool(self) -> Tensor:
-        return _ops.to(self, _dtype.bool)
+        return _ops.to(self, dtypes.bool)
 
     def type_as(self, other: Tensor) -> Tensor:
         return _ops.to(self, other.dtype)
@@ -759,11 +768,11 @@ class Tensor:
     def new_empty(self, *size: Any) -> Tensor:
         return _ops.empty(*size, dtype=self._dtype, device=self._device)
 
-    def new_full(self, size: Sequence[int], fill_value: Any) -> Tensor:
+    def new_full(self, size: Sequence[builtins.int], fill_value: Any) -> Tensor:
         return _ops.full(size, fill_value, dtype=self._dtype, device=self._device)
 
 
-class Size(tuple):  # type: ignore[type-arg]
+class Size(tuple[int, ...]):
     """A tensor's shape: a tuple of ints (PyTorch's torch.Size)."""
 
     __slots__ = ()
@@ -791,7 +800,7 @@ def _wrap_dim(dim: int, ndim: int, op: str) -> int:
 _new_tensor = object.__new__
 
 
-def empty_tensor(shape: Shape, dt: _dtype.dtype, dev: device) -> Tensor:
+def empty_tensor(shape: Shape, dt: dtypes.dtype, dev: device) -> Tensor:
     """A new contiguous tensor with uninitialised memory (the allocation fast path)."""
     n = 1
     for size in shape:
@@ -823,7 +832,7 @@ def make_view(base: Tensor, offset: int, shape: Shape, strides: Shape) -> Tensor
 
 
 def wrap_storage(
-    storage: Storage, offset: int, shape: Shape, strides: Shape, dt: _dtype.dtype
+    storage: Storage, offset: int, shape: Shape, strides: Shape, dt: dtypes.dtype
 ) -> Tensor:
     """A tensor over an existing storage."""
     t: Tensor = _new_tensor(Tensor)

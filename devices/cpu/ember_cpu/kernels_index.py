@@ -1,9 +1,177 @@
-"""Placeholder until this kernel family lands."""
+"""Indexing kernels of the CPU device (see csrc/index.c).
+
+index_select, gather, scatter_, scatter_add_, take, index_put_ and nonzero, for every
+dtype and any strides. The kernels range-check every index themselves and raise
+IndexError with PyTorch's wording; the in-place ones check before writing anything.
+With duplicate indices, scatter_ and index_put_ (accumulate=False) keep the value written
+last in the index's row-major order; scatter_add_ and accumulating index_put_ add all.
+"""
 
 from __future__ import annotations
 
+import threading
+from typing import Any, Final
+
+from ember import _dtype
 from ember._dispatch import KernelRegistry
+from ember._tensor import Tensor, empty_tensor
+
+from ember_cpu._lib import check, ffi, lib
+
+__all__ = ["gather", "index_put_", "index_select", "nonzero", "register", "scatter_", "take"]
+
+MAX_DIMS: Final = 16
+
+
+class _Scratch(threading.local):
+    """A per-thread int64 array for shapes and strides (cffi releases the GIL in calls)."""
+
+    def __init__(self) -> None:
+        self.buffer: Any = ffi.new("int64_t[]", 5 * MAX_DIMS)
+
+
+_scratch = _Scratch()
+
+
+def _ptr(t: Tensor) -> int:
+    return t._storage.ptr + t._offset * t._dtype.itemsize
+
+
+def _rank(t: Tensor, op: str) -> int:
+    ndim = len(t._shape)
+    if ndim > MAX_DIMS:
+        raise RuntimeError(f"{op}: the cpu device supports at most {MAX_DIMS} dims, got {ndim}")
+    return ndim
+
+
+def index_select(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
+    """index_select(out, a, dim, index): out = a with dim re-indexed by a 1-d int64 index."""
+    ndim = _rank(out, "index_select")
+    buffer = _scratch.buffer
+    buffer[0 : 3 * ndim] = out._shape + out._strides + a._strides
+    status = lib.em_index_select(
+        _ptr(out),
+        _ptr(a),
+        _ptr(index),
+        a._dtype.itemsize,
+        ndim,
+        dim,
+        a._shape[dim] if ndim else 1,
+        index._strides[0] if index._shape else 0,
+        buffer,
+    )
+    if status:
+        check(status, "index_select")
+
+
+def gather(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
+    """gather(out, a, dim, index): out[p] = a[p with dim -> index[p]]; index has out's shape."""
+    ndim = _rank(out, "gather")
+    buffer = _scratch.buffer
+    buffer[0 : 4 * ndim] = index._shape + out._strides + index._strides + a._strides
+    status = lib.em_gather(
+        _ptr(out),
+        _ptr(a),
+        _ptr(index),
+        a._dtype.itemsize,
+        ndim,
+        dim,
+        a._shape[dim] if ndim else 1,
+        buffer,
+    )
+    if status:
+        check(status, "gather")
+
+
+def _scatter(
+    op: str, accumulate: int, target: Tensor, dim: int, index: Tensor, src: Tensor | complex
+) -> None:
+    ndim = _rank(index, op)
+    if isinstance(src, Tensor):
+        src_strides = src._strides
+    else:  # a Python scalar: a 0-d tensor read with zero strides
+        value = src
+        src = empty_tensor((), target._dtype, target._device)
+        src.numpy()[()] = value
+        src_strides = (0,) * ndim
+    buffer = _scratch.buffer
+    buffer[0 : 4 * ndim] = index._shape + target._strides + index._strides + src_strides
+    status = lib.em_scatter(
+        _ptr(target),
+        _ptr(src),
+        _ptr(index),
+        target._dtype.index,
+        ndim,
+        dim,
+        target._shape[dim] if ndim else 1,
+        buffer,
+        accumulate,
+    )
+    if status:
+        check(status, op)
+
+
+def scatter_(target: Tensor, dim: int, index: Tensor, src: Tensor | complex) -> None:
+    """scatter_(target, dim, index, src): target[p with dim -> index[p]] = src[p]."""
+    _scatter("scatter_", 0, target, dim, index, src)
+
+
+def scatter_add_(target: Tensor, dim: int, index: Tensor, src: Tensor | complex) -> None:
+    """scatter_add_(target, dim, index, src): target[p with dim -> index[p]] += src[p]."""
+    _scatter("scatter_add_", 1, target, dim, index, src)
+
+
+def take(out: Tensor, a: Tensor, index: Tensor) -> None:
+    """take(out, a, index): out[p] = a.flatten()[index[p]] (row-major order of a's shape)."""
+    ndim = _rank(index, "take")
+    a_ndim = _rank(a, "take")
+    buffer = _scratch.buffer
+    buffer[0 : 3 * ndim + 2 * a_ndim] = (
+        index._shape + out._strides + index._strides + a._shape + a._strides
+    )
+    status = lib.em_take(_ptr(out), _ptr(a), _ptr(index), a._dtype.itemsize, ndim, a_ndim, buffer)
+    if status:
+        check(status, "take")
+
+
+def index_put_(target: Tensor, index: Tensor, values: Tensor, accumulate: bool) -> None:
+    """index_put_(target, index, values, accumulate): target.flatten()[index[i]] (+)= values[i]."""
+    ndim = _rank(target, "index_put_")
+    buffer = _scratch.buffer
+    buffer[0 : 2 * ndim] = target._shape + target._strides
+    status = lib.em_index_put(
+        _ptr(target),
+        _ptr(index),
+        _ptr(values),
+        target._dtype.index,
+        index._shape[0] if index._shape else 1,
+        1 if accumulate else 0,
+        ndim,
+        buffer,
+    )
+    if status:
+        check(status, "index_put_")
+
+
+def nonzero(a: Tensor) -> Tensor:
+    """nonzero(a): a new int64 tensor (n, a.ndim) of the non-zero positions, row-major."""
+    ndim = _rank(a, "nonzero")
+    buffer = _scratch.buffer
+    buffer[0 : 2 * ndim] = a._shape + a._strides
+    dt = a._dtype.index
+    a_ptr = _ptr(a)
+    count = lib.em_count_nonzero(dt, a_ptr, ndim, buffer)
+    out = empty_tensor((count, ndim), _dtype.int64, a._device)
+    lib.em_nonzero(dt, out._storage.ptr, a_ptr, ndim, buffer, count)
+    return out
 
 
 def register(registry: KernelRegistry) -> None:
     """Register this family's kernels for the cpu device."""
+    registry.register("index_select", "cpu", index_select)
+    registry.register("gather", "cpu", gather)
+    registry.register("scatter_", "cpu", scatter_)
+    registry.register("scatter_add_", "cpu", scatter_add_)
+    registry.register("take", "cpu", take)
+    registry.register("index_put_", "cpu", index_put_)
+    registry.register("nonzero", "cpu", nonzero)

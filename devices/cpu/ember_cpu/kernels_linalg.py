@@ -1,9 +1,73 @@
-"""Placeholder until this kernel family lands."""
+"""Matrix-product kernels of the CPU device: mm and bmm (see csrc/linalg.c).
+
+float32 and float64 run on OpenBLAS, reading transposed or row-strided operands in place;
+float16 is multiplied in float32; integers accumulate in int64. Outputs may be strided
+views (an `out=` argument): row- or column-major ones are written directly, others
+through a buffer.
+"""
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 from ember._dispatch import KernelRegistry
+from ember._tensor import Tensor
+
+from ember_cpu._lib import check, ffi, lib
+
+__all__ = ["bmm", "mm", "register"]
+
+
+class _Scratch(threading.local):
+    """A per-thread int64 array for sizes and strides (cffi releases the GIL in calls)."""
+
+    def __init__(self) -> None:
+        self.buffer: Any = ffi.new("int64_t[]", 13)
+
+
+_scratch = _Scratch()
+_mm_contiguous = lib.em_mm_contiguous
+_bmm = lib.em_bmm
+
+
+def mm(out: Tensor, a: Tensor, b: Tensor) -> None:
+    """mm(out, a, b): out (M, N) = a (M, K) @ b (K, N), any strides."""
+    m, k = a._shape
+    n = b._shape[1]
+    itemsize = a._dtype.itemsize
+    a_ptr = a._storage.ptr + a._offset * itemsize
+    b_ptr = b._storage.ptr + b._offset * itemsize
+    out_ptr = out._storage.ptr + out._offset * itemsize
+    if a._contiguous and b._contiguous and out._contiguous:
+        status = _mm_contiguous(out._dtype.index, out_ptr, a_ptr, b_ptr, m, n, k)
+    else:
+        buffer = _scratch.buffer
+        buffer[0:13] = (1, m, n, k, 0, *a._strides, 0, *b._strides, 0, *out._strides)
+        status = _bmm(out._dtype.index, out_ptr, a_ptr, b_ptr, buffer)
+    if status:
+        check(status, "mm")
+
+
+def bmm(out: Tensor, a: Tensor, b: Tensor) -> None:
+    """bmm(out, a, b): out (B, M, N) = a (B, M, K) @ b (B, K, N); batch strides may be 0."""
+    batch, m, k = a._shape
+    n = b._shape[2]
+    itemsize = a._dtype.itemsize
+    buffer = _scratch.buffer
+    buffer[0:13] = (batch, m, n, k, *a._strides, *b._strides, *out._strides)
+    status = _bmm(
+        out._dtype.index,
+        out._storage.ptr + out._offset * itemsize,
+        a._storage.ptr + a._offset * itemsize,
+        b._storage.ptr + b._offset * itemsize,
+        buffer,
+    )
+    if status:
+        check(status, "bmm")
 
 
 def register(registry: KernelRegistry) -> None:
     """Register this family's kernels for the cpu device."""
+    registry.register("mm", "cpu", mm)
+    registry.register("bmm", "cpu", bmm)

@@ -38,7 +38,7 @@ def copy_(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 def _copy_across_devices(dst: Tensor, src: Tensor) -> None:
-    host = np.ascontiguousarray(to_host_array(src), dtype=dst._dtype.numpy)
+    host = np.asarray(to_host_array(src), dtype=dst._dtype.numpy, order="C")
     backend = dst._device._backend
     if dst._contiguous:
         backend.copy_from_host(

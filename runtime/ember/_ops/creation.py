@@ -74,7 +74,7 @@ def _host_array(data: Any, dt: _dtype.dtype | None) -> tuple[np.ndarray, _dtype.
             raise TypeError(f"tensor: can't build a tensor from {type(data).__name__} data")
         if dt is None:
             dt = _infer_dtype(array) if not isinstance(data, np.generic) else _scalar_dtype(data)
-    return np.ascontiguousarray(array, dtype=dt.numpy), dt
+    return np.asarray(array, dtype=dt.numpy, order="C"), dt
 
 
 def _scalar_dtype(value: np.generic) -> _dtype.dtype:

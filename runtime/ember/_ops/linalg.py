@@ -1,5 +1,217 @@
-"""Placeholder: being written."""
+"""Matrix products: mm and bmm (primitives) and matmul, which PyTorch-style dispatches
+1-D, 2-D and batched operands onto them."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import warnings
+
+from ember import _dtype
+from ember._dispatch import Kernel, Op, kernel_for
+from ember._ops import conversion as conv
+from ember._ops import names
+from ember._ops import shape as shape_ops
+from ember._ops._meta import broadcast_shapes, same_device
+from ember._storage import Storage
+from ember._tensor import Tensor, contiguous_strides, empty_tensor
+
+__all__ = ["bmm", "matmul", "mm"]
+
+Shape = tuple[int, ...]
+
+# PyTorch prints C++ type names in its matrix-product dtype errors.
+_CPP_NAMES = {
+    "bool": "bool",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int32": "int",
+    "int64": "long int",
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+}
+
+
+def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Matrix product of two 2-D tensors of the same dtype."""
+    a, b = input, mat2
+    if len(a._shape) != 2:
+        raise RuntimeError(f"self must be a matrix, got a {len(a._shape)}-D tensor")
+    if len(b._shape) != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got a {len(b._shape)}-D tensor")
+    (m, k), (k2, n) = a._shape, b._shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
+    _check_operands("mm", a, b)
+    return _product(names.MM, a, b, (m, n), k, out, "mm")
+
+
+def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Batched matrix product of two 3-D tensors with equal batch sizes."""
+    a, b = input, mat2
+    if len(a._shape) != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor, got a {len(a._shape)}-D tensor")
+    if len(b._shape) != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor, got a {len(b._shape)}-D tensor")
+    (batch, m, k), (batch2, k2, n) = a._shape, b._shape
+    if batch2 != batch or k2 != k:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] "
+            f"but got: [{batch2}, {k2}]."
+        )
+    _check_operands("bmm", a, b)
+    return _product(names.BMM, a, b, (batch, m, n), k, out, "bmm")
+
+
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Matrix product with NumPy's rules: 1-D operands and broadcast batch dims."""
+    a, b = input, other
+    da, db = len(a._shape), len(b._shape)
+    if da == 0 or db == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
+        )
+    _check_operands("matmul", a, b)
+    if da == 2 and db == 2:
+        return mm(a, b, out=out)
+    if da == 1 and db == 1:
+        result = _dot(a, b)
+    elif da <= 2 and db <= 2:
+        result = _matrix_vector(a, b)
+    elif db <= 2 and _folds(a):
+        result = _folded(a, b)
+    else:
+        result = _batched(a, b)
+    if out is None:
+        return result
+    _prepare_out(out, result._shape, result._dtype, result._device, "matmul")
+    return conv.copy_(out, result)
+
+
+# -- matmul's cases -----------------------------------------------------------------------------
+
+
+def _dot(a: Tensor, b: Tensor) -> Tensor:
+    if a._shape != b._shape:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a._shape[0]}] and src "
+            f"[{b._shape[0]}] to have the same number of elements, but got "
+            f"{a._shape[0]} and {b._shape[0]} elements respectively"
+        )
+    product = mm(shape_ops.unsqueeze(a, 0), shape_ops.unsqueeze(b, 1))
+    return shape_ops.reshape(product, ())
+
+
+def _matrix_vector(a: Tensor, b: Tensor) -> Tensor:
+    """(n, k) @ (k,) and (k,) @ (k, p): a 1-D operand becomes a matrix, then goes away."""
+    if len(a._shape) == 1:
+        return shape_ops.squeeze(mm(shape_ops.unsqueeze(a, 0), b), 0)
+    return shape_ops.squeeze(mm(a, shape_ops.unsqueeze(b, 1)), 1)
+
+
+def _folds(a: Tensor) -> bool:
+    """Whether a's leading dims merge into one without a copy (PyTorch's should_fold)."""
+    shape, strides = a._shape, a._strides
+    if 0 in shape:
+        return True
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+def _folded(a: Tensor, b: Tensor) -> Tensor:
+    """(..., n, k) @ (k, p) or (k,) as one mm over the stacked rows of a."""
+    rows = shape_ops.reshape(a, (-1, a._shape[-1]))
+    if len(b._shape) == 1:
+        product = mm(rows, shape_ops.unsqueeze(b, 1))
+        return shape_ops.reshape(product, a._shape[:-1])
+    product = mm(rows, b)
+    return shape_ops.reshape(product, (*a._shape[:-1], b._shape[1]))
+
+
+def _batched(a: Tensor, b: Tensor) -> Tensor:
+    """Broadcast the batch dims, flatten them into one and call bmm."""
+    left = a if len(a._shape) > 1 else shape_ops.unsqueeze(a, 0)
+    right = b if len(b._shape) > 1 else shape_ops.unsqueeze(b, 1)
+    n, p = left._shape[-2], right._shape[-1]
+    batch = broadcast_shapes("matmul", left._shape[:-2], right._shape[:-2])
+    count = 1
+    for size in batch:
+        count *= size
+    product = bmm(_as_batch(left, batch, count), _as_batch(right, batch, count))
+    # reshape of bmm's contiguous output is a view; it also drops a 1-D operand's dim.
+    rows = (n,) if len(a._shape) > 1 else ()
+    columns = (p,) if len(b._shape) > 1 else ()
+    return shape_ops.reshape(product, (*batch, *rows, *columns))
+
+
+def _as_batch(t: Tensor, batch: Shape, count: int) -> Tensor:
+    """t broadcast to batch + its matrix dims, then viewed (or copied) as one batch dim."""
+    matrix = t._shape[-2:]
+    if t._shape[:-2] != batch:
+        t = shape_ops.expand(t, (*batch, *matrix))
+    return shape_ops.reshape(t, (count, *matrix))
+
+
+# -- shared checks and output handling -------------------------------------------------------
+
+
+def _check_operands(op: str, a: Tensor, b: Tensor) -> None:
+    same_device(op, a, b)
+    if a._dtype is not b._dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: "
+            f"{_CPP_NAMES[a._dtype.name]} != {_CPP_NAMES[b._dtype.name]}"
+        )
+    if a._dtype is _dtype.bool:
+        raise RuntimeError(f"{op}: not implemented for 'Bool'")
+
+
+def _product(
+    op: Op, a: Tensor, b: Tensor, shape: Shape, k: int, out: Tensor | None, name: str
+) -> Tensor:
+    kernel = kernel_for(op, a._device, a._dtype)
+    if out is None:
+        return _compute(kernel, a, b, empty_tensor(shape, a._dtype, a._device), k)
+    _prepare_out(out, shape, a._dtype, a._device, name)
+    # The kernel writes a contiguous output that it does not read from; anything else
+    # (a strided out, or one that shares memory with an operand) goes through a temporary.
+    if out._contiguous and out._storage is not a._storage and out._storage is not b._storage:
+        return _compute(kernel, a, b, out, k)
+    result = _compute(kernel, a, b, empty_tensor(shape, a._dtype, a._device), k)
+    return conv.copy_(out, result)
+
+
+def _compute(kernel: Kernel, a: Tensor, b: Tensor, out: Tensor, k: int) -> Tensor:
+    if 0 in out._shape:
+        return out
+    if k == 0:
+        return conv.fill_(out, 0)
+    kernel(out, a, b)
+    return out
+
+
+def _prepare_out(out: Tensor, shape: Shape, dt: _dtype.dtype, dev: object, op: str) -> None:
+    """Check `out` like PyTorch, resizing it when its shape differs."""
+    if out._dtype is not dt:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {_CPP_NAMES[dt.name]}, but got "
+            f"{_CPP_NAMES[out._dtype.name]} instead"
+        )
+    if out._device is not dev:
+        raise RuntimeError(f"{op}: out is on {out._device} but the operands are on {dev}")
+    if out._shape == shape:
+        return
+    if out.numel() != 0:
+        warnings.warn(
+            f"{op}: an output with one or more elements was resized since it had shape "
+            f"{list(out._shape)}, which does not match the required output shape "
+            f"{list(shape)}. Pass an out tensor of the right shape or with zero elements.",
+            UserWarning,
+            stacklevel=3,
+        )
+    n = 1
+    for size in shape:
+        n *= size
+    out._storage = Storage(out._device, n * dt.itemsize)
+    out._offset = 0
+    out._shape = shape
+    out._strides = contiguous_strides(shape)
+    out._contiguous = True

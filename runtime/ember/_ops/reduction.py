@@ -1,5 +1,397 @@
-"""Placeholder: being written."""
+"""Reductions: sum, prod, mean, amax/amin, max/min, argmax/argmin, var/std, all/any,
+logsumexp and cumsum.
+
+Primitives call a device kernel that writes a fresh, contiguous output in keepdim form;
+without keepdim the result is a view of it with the reduced dims dropped. The composites
+(mean, var, std, logsumexp, max/min along a dim) are written in ember ops and defined
+here as composite ops, so that a device may override each with a fused kernel.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from ember import _dtype
+from ember._dispatch import Kernel, Op, define, kernel_for
+from ember._ops import conversion as conv
+from ember._ops import elementwise as ew
+from ember._ops import names, unary
+from ember._ops import shape as shape_ops
+from ember._ops._meta import wrap_dim, wrap_dims
+from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
+
+__all__ = [
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "logsumexp",
+    "max",
+    "mean",
+    "min",
+    "prod",
+    "std",
+    "sum",
+    "var",
+]
+
+Dims = tuple[int, ...]
+DimArg = int | Sequence[int] | None
+
+# Composite ops; a device overrides one by registering a kernel under its name.
+#: mean(out, a, dims): a floating; out in keepdim form, a's dtype.
+MEAN: Op = define("mean", composite=True)
+#: var(out, a, dims, correction) and std(...): a floating; out in keepdim form, a's dtype.
+VAR: Op = define("var", composite=True)
+STD: Op = define("std", composite=True)
+#: logsumexp(out, a, dims): a floating; out in keepdim form, a's dtype.
+LOGSUMEXP: Op = define("logsumexp", composite=True)
+#: max_dim(values, indices, a, dim) and min_dim: keepdim form; indices int64, first extreme.
+MAX_DIM: Op = define("max_dim", composite=True)
+MIN_DIM: Op = define("min_dim", composite=True)
+
+_SUM = names.REDUCTIONS["sum"]
+_PROD = names.REDUCTIONS["prod"]
+_AMAX = names.REDUCTIONS["amax"]
+_AMIN = names.REDUCTIONS["amin"]
+_ALL = names.REDUCTIONS["all"]
+_ANY = names.REDUCTIONS["any"]
+
+# PyTorch's ScalarType names, which its dtype error messages print.
+_TORCH_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+}
+
+
+class ValuesIndices(NamedTuple):
+    """What max/min along a dim return (PyTorch's torch.return_types.max)."""
+
+    values: Tensor
+    indices: Tensor
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _reduces_everything(dim: DimArg) -> bool:
+    # PyTorch reads an empty dim list as "every dim", like None.
+    return dim is None or (not isinstance(dim, int) and len(dim) == 0)
+
+
+def _dims(t: Tensor, dim: DimArg, op: str) -> Dims:
+    """The reduced dims, non-negative and sorted."""
+    ndim = len(t._shape)
+    if type(dim) is int and -ndim <= dim < ndim:  # the common case, without wrap_dims' checks
+        return (dim + ndim if dim < 0 else dim,)
+    if _reduces_everything(dim):
+        return tuple(range(ndim))
+    return tuple(sorted(wrap_dims(dim, ndim, op)))
+
+
+def _keep_shape(shape: Dims, dims: Dims) -> Dims:
+    return tuple(1 if i in dims else size for i, size in enumerate(shape))
+
+
+def _count(shape: Dims, dims: Dims) -> int:
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _finish(out: Tensor, dims: Dims, keepdim: bool) -> Tensor:
+    """A fresh keepdim-form output, or a view of it without the reduced dims."""
+    if keepdim or not dims:
+        return out
+    shape = tuple(size for i, size in enumerate(out._shape) if i not in dims)
+    return make_view(out, 0, shape, contiguous_strides(shape))
+
+
+def _run(
+    kernel: Kernel, t: Tensor, dims: Dims, keepdim: bool, dt: _dtype.dtype, *extra: Any
+) -> Tensor:
+    out = empty_tensor(_keep_shape(t._shape, dims), dt, t._device)
+    if 0 not in out._shape:
+        kernel(out, t, dims, *extra)
+    return _finish(out, dims, keepdim)
+
+
+def _reduce(op: Op, t: Tensor, dims: Dims, keepdim: bool, dt: _dtype.dtype) -> Tensor:
+    return _run(kernel_for(op, t._device, t._dtype), t, dims, keepdim, dt)
+
+
+def _as_1d(t: Tensor) -> Tensor:
+    """A 0-d tensor seen as shape (1,), for kernels that reduce along one dim."""
+    return make_view(t, t._offset, (1,), (1,))
+
+
+def _check_nonempty(t: Tensor, dim: DimArg, op: str) -> None:
+    if t.numel() != 0:
+        return
+    if _reduces_everything(dim):
+        raise IndexError(
+            f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+    for d in (dim,) if isinstance(dim, int) else dim:  # type: ignore[union-attr]
+        if t._shape[d] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _floating_input(t: Tensor, dtype: _dtype.dtype | None, op: str) -> Tensor:
+    """`t` cast to `dtype`, which must be floating, like mean()'s rule."""
+    if dtype is None:
+        if not t._dtype.is_floating_point:
+            raise RuntimeError(
+                f"{op}(): could not infer output dtype. Input dtype must be either a floating "
+                f"point or complex dtype. Got: {_TORCH_NAMES[t._dtype.name]}"
+            )
+        return t
+    if not dtype.is_floating_point:
+        raise RuntimeError(
+            f"{op}(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {_TORCH_NAMES[dtype.name]}"
+        )
+    return t if t._dtype is dtype else conv.to(t, dtype)
+
+
+# -- sums and products ------------------------------------------------------------------------
+
+
+def _accumulate(
+    op: Op, t: Tensor, dim: DimArg, keepdim: bool, dtype: _dtype.dtype | None, name: str
+) -> Tensor:
+    dims = _dims(t, dim, name)
+    if dtype is not None and dtype is not t._dtype:
+        t = conv.cast(t, dtype)
+    acc = t._dtype if t._dtype.is_floating_point else _dtype.int64
+    result = _reduce(op, t, dims, keepdim, acc)
+    # Integer sums wrap modulo 2**64; narrowing afterwards equals accumulating in `dtype`.
+    if dtype is not None and dtype is not acc:
+        result = conv.cast(result, dtype)
+    return result
+
+
+def sum(
+    input: Tensor, dim: DimArg = None, keepdim: bool = False, *, dtype: _dtype.dtype | None = None
+) -> Tensor:
+    """Sum over `dim` (every dim when None); integers and bool accumulate in int64."""
+    return _accumulate(_SUM, input, dim, keepdim, dtype, "sum")
+
+
+def prod(
+    input: Tensor, dim: DimArg = None, keepdim: bool = False, *, dtype: _dtype.dtype | None = None
+) -> Tensor:
+    """Product over `dim` (every dim when None); integers and bool accumulate in int64."""
+    return _accumulate(_PROD, input, dim, keepdim, dtype, "prod")
+
+
+def mean(
+    input: Tensor, dim: DimArg = None, keepdim: bool = False, *, dtype: _dtype.dtype | None = None
+) -> Tensor:
+    """Arithmetic mean over `dim`; floating inputs only (or a floating `dtype=`)."""
+    t = _floating_input(input, dtype, "mean")
+    dims = _dims(t, dim, "mean")
+    fused = MEAN.kernels.get(t._device.type)
+    if fused is not None:
+        return _run(fused, t, dims, keepdim, t._dtype)
+    return ew.div(sum(t, dims, keepdim), _count(t._shape, dims))
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None) -> Tensor:
+    """Cumulative sum along `dim`; integers and bool accumulate in int64."""
+    t = input
+    d = wrap_dim(dim, len(t._shape), "cumsum")
+    if dtype is None:
+        dtype = t._dtype if t._dtype.is_floating_point else _dtype.int64
+    kernel = kernel_for(names.CUMSUM, t._device, t._dtype)
+    out = empty_tensor(t._shape, dtype, t._device)
+    if not t._shape:
+        kernel(_as_1d(out), _as_1d(t), 0)
+    elif 0 not in t._shape:
+        kernel(out, t, d)
+    return out
+
+
+# -- extremes ---------------------------------------------------------------------------------
+
+
+def amax(input: Tensor, dim: DimArg = (), keepdim: bool = False) -> Tensor:
+    """Maximum over `dim` (every dim when empty); NaN propagates."""
+    dims = _dims(input, dim, "amax")
+    _check_nonempty(input, dim, "amax")
+    return _reduce(_AMAX, input, dims, keepdim, input._dtype)
+
+
+def amin(input: Tensor, dim: DimArg = (), keepdim: bool = False) -> Tensor:
+    """Minimum over `dim` (every dim when empty); NaN propagates."""
+    dims = _dims(input, dim, "amin")
+    _check_nonempty(input, dim, "amin")
+    return _reduce(_AMIN, input, dims, keepdim, input._dtype)
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """The largest element; with `dim`, (values, indices) along it; with a tensor, maximum."""
+    return _extreme(input, dim, keepdim, "max", _AMAX, MAX_DIM, names.ARGMAX)
+
+
+def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """The smallest element; with `dim`, (values, indices) along it; with a tensor, minimum."""
+    return _extreme(input, dim, keepdim, "min", _AMIN, MIN_DIM, names.ARGMIN)
+
+
+def _extreme(
+    t: Tensor, dim: Any, keepdim: bool, name: str, values_op: Op, fused_op: Op, index_op: Op
+) -> Any:
+    if dim is None:
+        if t.numel() == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        return _reduce(values_op, t, tuple(range(len(t._shape))), False, t._dtype)
+    if isinstance(dim, Tensor):
+        return ew.maximum(t, dim) if name == "max" else ew.minimum(t, dim)
+    d = wrap_dim(dim, len(t._shape), name)
+    if t._shape and t._shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+    fused = fused_op.kernels.get(t._device.type)
+    if fused is None:
+        return ValuesIndices(
+            _reduce(values_op, t, (d,) if t._shape else (), keepdim, t._dtype),
+            _arg_extreme(index_op, t, d, keepdim, name),
+        )
+    dims = (d,) if t._shape else ()
+    shape = _keep_shape(t._shape, dims)
+    values = empty_tensor(shape, t._dtype, t._device)
+    indices = empty_tensor(shape, _dtype.int64, t._device)
+    if not t._shape:
+        fused(_as_1d(values), _as_1d(indices), _as_1d(t), 0)
+    elif 0 not in shape:
+        fused(values, indices, t, d)
+    return ValuesIndices(_finish(values, dims, keepdim), _finish(indices, dims, keepdim))
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the first maximum along `dim`, or in the flattened tensor when None."""
+    return _arg_extreme(names.ARGMAX, input, dim, keepdim, "argmax")
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the first minimum along `dim`, or in the flattened tensor when None."""
+    return _arg_extreme(names.ARGMIN, input, dim, keepdim, "argmin")
+
+
+def _arg_extreme(op: Op, t: Tensor, dim: int | None, keepdim: bool, name: str) -> Tensor:
+    kernel = kernel_for(op, t._device, t._dtype)
+    ndim = len(t._shape)
+    if dim is None:
+        if t.numel() == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+        flat = _as_1d(t) if ndim == 0 else shape_ops.reshape(t, (-1,))
+        out = empty_tensor((1,), _dtype.int64, t._device)
+        kernel(out, flat, 0)
+        shape = (1,) * ndim if keepdim else ()
+        return make_view(out, 0, shape, contiguous_strides(shape))
+    d = wrap_dim(dim, ndim, name)
+    if ndim == 0:
+        out = empty_tensor((), _dtype.int64, t._device)
+        kernel(_as_1d(out), _as_1d(t), 0)
+        return out
+    if t._shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+    out = empty_tensor(_keep_shape(t._shape, (d,)), _dtype.int64, t._device)
+    if 0 not in out._shape:
+        kernel(out, t, d)
+    return _finish(out, (d,), keepdim)
+
+
+# -- statistics -------------------------------------------------------------------------------
+
+
+def var(
+    input: Tensor, dim: DimArg = None, *, correction: float | None = 1, keepdim: bool = False
+) -> Tensor:
+    """Variance over `dim` with Bessel's `correction`; nan where too few elements."""
+    t, dims, fused = _statistic(VAR, input, dim, "var")
+    correction = 1 if correction is None else correction
+    if fused is not None:
+        return _run(fused, t, dims, keepdim, t._dtype, correction)
+    # Two passes (mean, then squared deviations) to avoid the cancellation of E[x²] - E[x]².
+    centered = ew.sub(t, mean(t, dims, keepdim=True))
+    squares = sum(ew.mul(centered, centered), dims, keepdim)
+    return ew.div(squares, float(builtins.max(0, _count(t._shape, dims) - correction)))
+
+
+def std(
+    input: Tensor, dim: DimArg = None, *, correction: float | None = 1, keepdim: bool = False
+) -> Tensor:
+    """Standard deviation over `dim` with Bessel's `correction`."""
+    t, dims, fused = _statistic(STD, input, dim, "std")
+    if fused is not None:
+        return _run(fused, t, dims, keepdim, t._dtype, 1 if correction is None else correction)
+    return unary.sqrt(var(t, dims, correction=correction, keepdim=keepdim))
+
+
+def _statistic(op: Op, t: Tensor, dim: DimArg, name: str) -> tuple[Tensor, Dims, Kernel | None]:
+    if not t._dtype.is_floating_point:
+        raise RuntimeError(
+            f"{name}(): std and var only support floating point and complex dtypes, "
+            f"got {_TORCH_NAMES[t._dtype.name]}"
+        )
+    return t, _dims(t, dim, name), op.kernels.get(t._device.type)
+
+
+def logsumexp(input: Tensor, dim: DimArg, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) over `dim`, without overflow; integers compute in the default float."""
+    t = input
+    if not t._dtype.is_floating_point:
+        t = conv.cast(t, _dtype.get_default_dtype())
+    dims = _dims(t, dim, "logsumexp")
+    fused = LOGSUMEXP.kernels.get(t._device.type)
+    if fused is not None:
+        return _run(fused, t, dims, keepdim, t._dtype)
+    if t.numel() == 0:
+        return unary.log(sum(unary.exp(t), dims, keepdim))
+    # Shift by the maximum so exp() cannot overflow; an infinite maximum would turn the
+    # shifted values into nan (inf - inf), so it shifts by 0 instead. The shift cancels
+    # out of the gradient, hence the detach.
+    peak = amax(t.detach(), dims, keepdim=True)
+    peak = unary.where(ew.eq(unary.abs(peak), math.inf), 0.0, peak)
+    total = sum(unary.exp(ew.sub(t, peak)), dims, keepdim)
+    if not keepdim:
+        peak = shape_ops.reshape(peak, total._shape)
+    return ew.add(unary.log(total), peak)
+
+
+# -- logic ------------------------------------------------------------------------------------
+
+
+def all(input: Tensor, dim: DimArg = None, keepdim: bool = False) -> Tensor:
+    """Whether every element over `dim` is non-zero (uint8 in, uint8 out, like PyTorch)."""
+    return _logical(_ALL, input, dim, keepdim, "all")
+
+
+def any(input: Tensor, dim: DimArg = None, keepdim: bool = False) -> Tensor:
+    """Whether any element over `dim` is non-zero (uint8 in, uint8 out, like PyTorch)."""
+    return _logical(_ANY, input, dim, keepdim, "any")
+
+
+def _logical(op: Op, t: Tensor, dim: DimArg, keepdim: bool, name: str) -> Tensor:
+    result = _reduce(op, t, _dims(t, dim, name), keepdim, _dtype.bool)
+    return conv.cast(result, _dtype.uint8) if t._dtype is _dtype.uint8 else result

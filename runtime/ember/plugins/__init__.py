@@ -11,12 +11,17 @@ A plugin is a module (or object) with pluggy hook implementations::
     @hookimpl
     def ember_kernels(registry):
         registry.register("add", "mydevice", my_add)
+
+Environment: `EMBER_PLUGINS` (allow-list) and `EMBER_DISABLE_PLUGINS` (deny-list) take
+comma-separated entry-point names; `EMBER_STRICT_PLUGINS=1` turns a plugin that fails to
+load from a reported status into a `PluginError`.
 """
 
 from __future__ import annotations
 
 from types import ModuleType
 
+from ember import _device
 from ember.plugins._hookspec import hookimpl, hookspec
 from ember.plugins._manager import (
     ENTRY_POINT_GROUP,
@@ -51,5 +56,11 @@ def register(plugin: ModuleType | object, name: str | None = None) -> PluginStat
 
 
 def unregister(name: str) -> None:
-    """Remove a plugin registered at run time, with its devices and kernels."""
-    MANAGER.unregister(name)
+    """Remove a plugin with its devices and kernels (a re-registered type starts afresh)."""
+    removed = set(MANAGER.unregister(name))
+    interned = _device.device._interned
+    for key in [key for key in interned if key[0] in removed]:
+        del interned[key]
+    default = _device._default
+    if default is not None and default.type in removed:
+        _device.set_default_device(None)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import importlib.metadata as metadata
 import os
+import re
 import threading
 import traceback
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, Final
 
 import pluggy
 
@@ -21,7 +22,10 @@ from ember._backend import DeviceBackend
 from ember._dispatch import REGISTRY
 from ember.plugins import _hookspec
 
-ENTRY_POINT_GROUP = "ember.plugins"
+ENTRY_POINT_GROUP: Final = "ember.plugins"
+
+# What `ember.device` accepts as a type name (it lower-cases what the user writes).
+_DEVICE_TYPE_NAME: Final = re.compile(r"[a-z0-9_]+")
 
 
 class PluginError(RuntimeError):
@@ -38,6 +42,8 @@ class PluginStatus:
     status: str  # "loaded", "failed" or "disabled"
     error: str | None = None
     device_types: list[str] = field(default_factory=list)
+    #: the exception behind `error`, kept for `raise ... from` in strict mode
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -56,6 +62,8 @@ class PluginManager:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._loaded = False
+        # The plugin that failed under EMBER_STRICT_PLUGINS=1: every later load re-raises.
+        self._fatal: PluginStatus | None = None
         self.pm = pluggy.PluginManager(_hookspec.PROJECT_NAME)
         self.pm.add_hookspecs(_hookspec)
         self.statuses: dict[str, PluginStatus] = {}
@@ -64,68 +72,84 @@ class PluginManager:
     # -- loading -------------------------------------------------------------------------
 
     def ensure_loaded(self) -> None:
+        """Discover and load the entry-point plugins, once per process."""
         if self._loaded:
             return
         with self._lock:
             if self._loaded:
                 return
-            allow = _env_list("EMBER_PLUGINS")
-            deny = _env_list("EMBER_DISABLE_PLUGINS") or set()
-            for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
-                dist = entry_point.dist
-                status = PluginStatus(
-                    entry_point.name,
-                    dist.metadata["Name"] if dist else None,
-                    dist.version if dist else None,
-                    "loaded",
-                )
-                if entry_point.name in self.statuses:
-                    continue  # the same plugin seen through two paths of sys.path
-                if entry_point.name in deny or (allow is not None and entry_point.name not in allow):
-                    status.status = "disabled"
-                    self.statuses[status.name] = status
-                    continue
-                try:
-                    plugin = entry_point.load()
-                except Exception as exc:  # any import failure quarantines only this plugin
-                    self._fail(status, exc)
-                    continue
-                self._add(plugin, status)
-            REGISTRY.freeze()
+            if self._fatal is None:
+                self._load_entry_points()
+            if self._fatal is not None:
+                raise _strict_error(self._fatal)
             self._loaded = True
+
+    def _load_entry_points(self) -> None:
+        allow = _env_list("EMBER_PLUGINS")
+        deny = _env_list("EMBER_DISABLE_PLUGINS") or set()
+        strict = _strict()
+        for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if entry_point.name in self.statuses:
+                continue  # the same plugin seen through two entries of sys.path
+            dist = entry_point.dist
+            status = PluginStatus(
+                entry_point.name,
+                dist.metadata["Name"] if dist else None,
+                dist.version if dist else None,
+                "loaded",
+            )
+            self.statuses[status.name] = status
+            if entry_point.name in deny or (allow is not None and entry_point.name not in allow):
+                status.status = "disabled"
+                continue
+            try:
+                plugin = entry_point.load()
+            except Exception as exc:  # any import failure quarantines only this plugin
+                self._fail(status, exc)
+            else:
+                self._add(plugin, status)
+            if strict and status.error is not None:
+                self._fatal = status
+                break
+        REGISTRY.freeze()
 
     def register(self, plugin: ModuleType | object, name: str | None = None) -> PluginStatus:
         """Register a plugin object directly (no entry point), then refresh dispatch."""
         self.ensure_loaded()
         with self._lock:
             plugin_name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+            if plugin_name in self.statuses:
+                raise ValueError(f"a plugin named {plugin_name!r} is already known")
             status = PluginStatus(plugin_name, None, None, "loaded")
+            self.statuses[plugin_name] = status
             self._add(plugin, status)
             REGISTRY.freeze()
+            if status.error is not None and _strict():
+                raise _strict_error(status)
             return status
 
-    def unregister(self, name: str) -> None:
-        """Remove a plugin registered with `register` (tests use this)."""
+    def unregister(self, name: str) -> list[str]:
+        """Remove a plugin with its kernels and device types; return those device types."""
         with self._lock:
             plugin = self.pm.get_plugin(name)
             if plugin is not None:
                 self.pm.unregister(plugin)
             status = self.statuses.pop(name, None)
-            if status is not None:
-                for device_type in status.device_types:
-                    self.device_types.pop(device_type, None)
+            removed = [] if status is None else list(status.device_types)
+            for device_type in removed:
+                self.device_types.pop(device_type, None)
             REGISTRY.remove_plugin(name)
             REGISTRY.freeze()
+            return removed
+
+    # -- one plugin ----------------------------------------------------------------------
 
     def _add(self, plugin: object, status: PluginStatus) -> None:
-        self.statuses[status.name] = status
         try:
             self.pm.register(plugin, name=status.name)
             infos = self._call_devices(status.name)
             REGISTRY.begin(status.name)
-            for impl in self.pm.hook.ember_kernels.get_hookimpls():
-                if impl.plugin_name == status.name:
-                    impl.function(registry=REGISTRY)
+            self._call_kernels(status.name)
         except Exception as exc:  # a hook that raises quarantines only its plugin
             REGISTRY.discard()
             if self.pm.get_plugin(status.name) is not None:
@@ -138,16 +162,15 @@ class PluginManager:
             status.device_types.append(info.backend.type)
 
     def _call_devices(self, plugin_name: str) -> list[DeviceTypeInfo]:
-        infos = []
+        infos: list[DeviceTypeInfo] = []
         for impl in self.pm.hook.ember_devices.get_hookimpls():
             if impl.plugin_name != plugin_name:
                 continue
-            for backend in impl.function() or []:
-                if not isinstance(backend, DeviceBackend):
-                    raise TypeError(f"ember_devices returned {backend!r}, not a DeviceBackend")
-                if backend.type in self.device_types:
-                    owner = self.device_types[backend.type].plugin
-                    raise RuntimeError(f"device type {backend.type!r} is already provided by {owner}")
+            returned = impl.function()
+            if not isinstance(returned, (list, tuple, type(None))):
+                raise TypeError(f"ember_devices must return a list of backends, not {returned!r}")
+            for candidate in returned or ():
+                backend = self._check_backend(candidate, infos)
                 reason = backend.unavailable_reason()
                 count = backend.device_count() if reason is None else 0
                 if reason is None and count == 0:
@@ -155,12 +178,43 @@ class PluginManager:
                 infos.append(DeviceTypeInfo(backend, plugin_name, count, reason))
         return infos
 
+    def _check_backend(self, backend: object, pending: list[DeviceTypeInfo]) -> DeviceBackend:
+        if not isinstance(backend, DeviceBackend):
+            raise TypeError(f"ember_devices returned {backend!r}, not a DeviceBackend")
+        type_name = backend.type
+        if not isinstance(type_name, str) or not _DEVICE_TYPE_NAME.fullmatch(type_name):
+            raise ValueError(
+                f"{type(backend).__name__}.type is {type_name!r}; a device type name is "
+                "lower-case letters, digits and underscores"
+            )
+        if type_name in self.device_types:
+            owner = self.device_types[type_name].plugin
+            raise RuntimeError(f"device type {type_name!r} is already provided by {owner}")
+        if any(info.backend.type == type_name for info in pending):
+            raise RuntimeError(f"ember_devices returned device type {type_name!r} twice")
+        return backend
+
+    def _call_kernels(self, plugin_name: str) -> None:
+        # pluggy lets an implementation take fewer arguments than the spec names.
+        arguments = {"registry": REGISTRY}
+        for impl in self.pm.hook.ember_kernels.get_hookimpls():
+            if impl.plugin_name == plugin_name:
+                impl.function(*[arguments[name] for name in impl.argnames])
+
     def _fail(self, status: PluginStatus, exc: BaseException) -> None:
         status.status = "failed"
         status.error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        self.statuses[status.name] = status
-        if os.environ.get("EMBER_STRICT_PLUGINS") == "1":
-            raise PluginError(f"plugin {status.name!r} failed to load: {status.error}") from exc
+        status.exception = exc
+
+
+def _strict() -> bool:
+    return os.environ.get("EMBER_STRICT_PLUGINS") == "1"
+
+
+def _strict_error(status: PluginStatus) -> PluginError:
+    error = PluginError(f"plugin {status.name!r} failed to load: {status.error}")
+    error.__cause__ = status.exception
+    return error
 
 
 def _env_list(name: str) -> set[str] | None:
@@ -170,14 +224,19 @@ def _env_list(name: str) -> set[str] | None:
     return {item.strip() for item in value.split(",") if item.strip()}
 
 
-MANAGER = PluginManager()
+MANAGER: Final = PluginManager()
 
 
 def backend_info(device_type: str) -> DeviceTypeInfo | None:
+    """The loaded device type `device_type`, or None."""
     MANAGER.ensure_loaded()
     return MANAGER.device_types.get(device_type)
 
 
 def describe_plugins() -> list[dict[str, Any]]:
+    """Every plugin's status as a plain dict."""
     MANAGER.ensure_loaded()
-    return [vars(s).copy() for s in MANAGER.statuses.values()]
+    return [
+        {key: value for key, value in vars(s).items() if key != "exception"}
+        for s in MANAGER.statuses.values()
+    ]

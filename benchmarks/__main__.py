@@ -1,0 +1,150 @@
+"""`python -m benchmarks`: Ember, PyTorch and NumPy side by side; JSON under benchmarks/results/."""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Final
+
+from benchmarks.bench_core import CASES, Case
+from benchmarks.environment import collect_environment, environment_notes, load_average
+from benchmarks.harness import Budget
+from benchmarks.libraries import LIBRARY_NAMES, load_libraries
+from benchmarks.report import LEGEND, format_sections, section_as_json, write_results
+from benchmarks.runner import Section, run_section
+
+RESULTS_DIRECTORY: Final = Path(__file__).resolve().parent / "results"
+_SCHEMA_VERSION: Final = 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the suite, print the table, save the results; 0 unless `--strict` finds a miss."""
+    arguments = _parser().parse_args(argv)
+    faulthandler.enable()  # a crashing kernel takes the process down; say where it was
+    cases = _select(arguments.only)
+    budget = Budget(target_s=arguments.budget)
+    if arguments.quick:
+        budget = replace(budget, target_s=0.05, min_samples=3, hard_cap_s=1.0)
+    started = datetime.now(timezone.utc)
+    clock = time.perf_counter()
+
+    libraries = load_libraries(tuple(arguments.libraries.split(",")))
+    environment = collect_environment(libraries)
+    sections: list[Section] = []
+    for threads in arguments.threads:
+        print(f"running {len(cases)} cases at {threads} thread(s)...", file=sys.stderr)
+        sections.append(run_section(threads, cases, libraries, budget, headline=threads == 1))
+
+    notes = environment_notes(environment, libraries)
+    print(format_sections(sections))
+    print("\n" + LEGEND)
+    print(_summary(sections))
+    for note in notes:
+        print(f"note: {note}")
+
+    document: dict[str, Any] = {
+        "schema": _SCHEMA_VERSION,
+        "suite": "core",
+        "date": started.isoformat(timespec="seconds"),
+        "duration_s": round(time.perf_counter() - clock, 1),
+        "budget": {"target_s": budget.target_s, "quick": arguments.quick},
+        "environment": environment,
+        "load_average_end": load_average(),
+        "notes": notes,
+        "sections": [section_as_json(section) for section in sections],
+    }
+    if not arguments.no_save:
+        stem = "core-" + started.astimezone().strftime("%Y%m%d-%H%M%S")
+        path = write_results(document, arguments.output_dir, stem)
+        print(f"results: {_display(path)} (and latest.json beside it)")
+    if arguments.strict and _headline_failures(sections):
+        return 1
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument(
+        "--threads",
+        type=_thread_counts,
+        default=(1, 2),
+        help="comma-separated thread counts, one section each (default: 1,2; 1 is the headline)",
+    )
+    parser.add_argument("--only", default="", help="comma-separated case names (default: all)")
+    parser.add_argument(
+        "--libraries",
+        default=",".join(LIBRARY_NAMES),
+        help="comma-separated subset of ember,torch,numpy (default: all three)",
+    )
+    parser.add_argument(
+        "--budget", type=float, default=0.3, help="seconds per measurement (default: 0.3)"
+    )
+    parser.add_argument("--quick", action="store_true", help="short measurements (smoke run)")
+    parser.add_argument("--output-dir", type=Path, default=RESULTS_DIRECTORY)
+    parser.add_argument("--no-save", action="store_true", help="print only, write no JSON")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 if a headline target misses or Ember errors",
+    )
+    return parser
+
+
+def _thread_counts(text: str) -> tuple[int, ...]:
+    counts = tuple(int(part) for part in text.split(",") if part.strip())
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return counts
+
+
+def _select(only: str) -> tuple[Case, ...]:
+    names = {name.strip() for name in only.split(",") if name.strip()}
+    unknown = names - {case.name for case in CASES}
+    if unknown:
+        known = ", ".join(case.name for case in CASES)
+        raise SystemExit(f"unknown case(s) {', '.join(sorted(unknown))}; known: {known}")
+    return tuple(case for case in CASES if not names or case.name in names)
+
+
+def _summary(sections: Sequence[Section]) -> str:
+    lines = []
+    for section in sections:
+        judged = [result for result in section.results if result.verdict()]
+        verdicts = [result.verdict() for result in judged]
+        counts = ", ".join(
+            f"{verdicts.count(kind)} {kind}"
+            for kind in ("PASS", "MISS", "ERROR", "NO-REF")
+            if kind in verdicts
+        )
+        unsure = sum(result.verdict() != result.verdict(best=True) for result in judged)
+        if unsure:
+            counts += f" ({unsure} would differ on minima)"
+        scope = "headline" if section.headline else "noisy, informational"
+        lines.append(f"targets at {section.threads} thread(s) ({scope}): {counts or 'none run'}")
+    return "\n".join(lines)
+
+
+def _headline_failures(sections: Sequence[Section]) -> bool:
+    return any(
+        result.verdict() not in (None, "PASS")
+        for section in sections
+        if section.headline
+        for result in section.results
+    )
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

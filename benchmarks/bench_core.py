@@ -1,0 +1,260 @@
+"""The core op benchmarks: small-op overhead, streaming elementwise, reductions, matmul.
+
+Each case is one statement per library over the same NumPy-generated inputs, plus how much
+work one call does (bytes moved or flops) and, for the issue's goals, a target ratio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import numpy as np
+
+__all__ = ["CASES", "Case", "Target", "Unit"]
+
+Unit = Literal["us/op", "GB/s", "GFLOP/s"]
+
+_N: Final = 16 * 1024 * 1024
+_SIDE: Final = 4096
+_F32: Final = 4
+_I64: Final = 8
+
+
+@dataclass(frozen=True)
+class Target:
+    """A goal for Ember's speed relative to `reference` (1.0 = as fast, 2.0 = twice as fast).
+
+    `reference` is "torch", or "best" for the faster of PyTorch and NumPy.
+    """
+
+    reference: Literal["torch", "best"]
+    min_ratio: float
+
+    def describe(self) -> str:
+        """E.g. `>=0.90x best`."""
+        return f">={self.min_ratio:.2f}x {self.reference}"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark: inputs, a statement per library, work per call and an optional goal.
+
+    `statements` maps a library name to an expression over the inputs (and `ember`,
+    `torch`, `np`); its value is the result checked against NumPy's. `work` is bytes
+    read + written (GB/s) or flops (GFLOP/s) per call; unused for us/op.
+    """
+
+    name: str
+    label: str
+    unit: Unit
+    work: float
+    make_inputs: Callable[[np.random.Generator], dict[str, np.ndarray]]
+    statements: Mapping[str, str]
+    target: Target | None = None
+    rtol: float = 1e-5
+    atol: float = 1e-6
+
+
+def _same(expression: str) -> dict[str, str]:
+    """The same expression in every library (operators and methods)."""
+    return {"ember": expression, "torch": expression, "numpy": expression}
+
+
+def _call(function: str, arguments: str, numpy_function: str | None = None) -> dict[str, str]:
+    """`ember.f(args)`, `torch.f(args)`, `np.f(args)`."""
+    numpy_name = numpy_function or function
+    return {
+        "ember": f"ember.{function}({arguments})",
+        "torch": f"torch.{function}({arguments})",
+        "numpy": f"np.{numpy_name}({arguments})",
+    }
+
+
+def _uniform(
+    shape: tuple[int, ...], low: float = -1.0, high: float = 1.0
+) -> Callable[[np.random.Generator], np.ndarray]:
+    def make(rng: np.random.Generator) -> np.ndarray:
+        return rng.uniform(low, high, size=shape).astype(np.float32)
+
+    return make
+
+
+def _inputs(
+    a: Callable[[np.random.Generator], np.ndarray],
+    b: Callable[[np.random.Generator], np.ndarray] | None = None,
+    *,
+    out: bool = False,
+) -> Callable[[np.random.Generator], dict[str, np.ndarray]]:
+    """Inputs `a` (and `b`), plus a preallocated `c` shaped like `a` when `out`."""
+
+    def make(rng: np.random.Generator) -> dict[str, np.ndarray]:
+        arrays = {"a": a(rng)}
+        if b is not None:
+            arrays["b"] = b(rng)
+        if out:
+            arrays["c"] = np.zeros_like(arrays["a"])
+        return arrays
+
+    return make
+
+
+def _int64(rng: np.random.Generator) -> np.ndarray:
+    return rng.integers(-(1 << 40), 1 << 40, size=_N, dtype=np.int64)
+
+
+_ONE = _uniform((1,))
+_BIG = _uniform((_N,))
+_POSITIVE = _uniform((_N,), 0.5, 1.5)
+_SQUARE = _uniform((_SIDE, _SIDE))
+_TINY_MATRIX = _uniform((2, 2))
+_MATRIX = _uniform((1024, 1024))
+
+_BINARY_BYTES: Final = 3 * _N * _F32
+_UNARY_BYTES: Final = 2 * _N * _F32
+
+CASES: Final[tuple[Case, ...]] = (
+    # The issue's goals.
+    Case(
+        "add_small",
+        "add 1 elem  a + b",
+        "us/op",
+        0,
+        _inputs(_ONE, _ONE),
+        _same("a + b"),
+        target=Target("torch", 0.5),
+    ),
+    Case(
+        "add_alloc",
+        "add 16M  a + b",
+        "GB/s",
+        _BINARY_BYTES,
+        _inputs(_BIG, _BIG),
+        _same("a + b"),
+        target=Target("torch", 1.5),
+    ),
+    Case(
+        "add_out",
+        "add 16M  out=",
+        "GB/s",
+        _BINARY_BYTES,
+        _inputs(_BIG, _BIG, out=True),
+        _call("add", "a, b, out=c"),
+        target=Target("best", 0.9),
+    ),
+    Case(
+        "exp_alloc",
+        "exp 16M",
+        "GB/s",
+        _UNARY_BYTES,
+        _inputs(_BIG),
+        _call("exp", "a"),
+        target=Target("torch", 1.5),
+    ),
+    Case(
+        "exp_out",
+        "exp 16M  out=",
+        "GB/s",
+        _UNARY_BYTES,
+        _inputs(_BIG, out=True),
+        _call("exp", "a, out=c"),
+        target=Target("best", 0.9),
+    ),
+    Case(
+        "sum",
+        "sum 16M",
+        "GB/s",
+        _N * _F32,
+        _inputs(_BIG),
+        _same("a.sum()"),
+        target=Target("best", 0.9),
+        rtol=1e-3,
+        atol=1e-2,
+    ),
+    Case(
+        "matmul",
+        "matmul 1024x1024",
+        "GFLOP/s",
+        2 * 1024**3,
+        _inputs(_MATRIX, _MATRIX),
+        _call("matmul", "a, b"),
+        target=Target("torch", 0.9),
+        rtol=1e-4,
+        atol=1e-4,
+    ),
+    # Extras, without a goal.
+    Case(
+        "add_small_out",
+        "add 1 elem  out=",
+        "us/op",
+        0,
+        _inputs(_ONE, _ONE, out=True),
+        _call("add", "a, b, out=c"),
+    ),
+    Case("sum_small", "sum 1 elem  a.sum()", "us/op", 0, _inputs(_ONE), _same("a.sum()")),
+    Case(
+        "matmul_small",
+        "matmul 2x2  a @ b",
+        "us/op",
+        0,
+        _inputs(_TINY_MATRIX, _TINY_MATRIX),
+        _same("a @ b"),
+    ),
+    Case(
+        "mul_out",
+        "mul 16M  out=",
+        "GB/s",
+        _BINARY_BYTES,
+        _inputs(_BIG, _BIG, out=True),
+        _call("mul", "a, b, out=c", "multiply"),
+    ),
+    Case(
+        "div_out",
+        "div 16M  out=",
+        "GB/s",
+        _BINARY_BYTES,
+        _inputs(_BIG, _POSITIVE, out=True),
+        _call("div", "a, b, out=c", "divide"),
+    ),
+    Case(
+        "maximum_out",
+        "maximum 16M  out=",
+        "GB/s",
+        _BINARY_BYTES,
+        _inputs(_BIG, _BIG, out=True),
+        _call("maximum", "a, b, out=c"),
+    ),
+    Case(
+        "add_int64_out",
+        "add int64 16M  out=",
+        "GB/s",
+        3 * _N * _I64,
+        _inputs(_int64, _int64, out=True),
+        _call("add", "a, b, out=c"),
+        rtol=0,
+        atol=0,
+    ),
+    Case(
+        "sum_last_dim",
+        "sum 4096x4096 dim=-1",
+        "GB/s",
+        (_SIDE + 1) * _SIDE * _F32,
+        _inputs(_SQUARE),
+        {"ember": "a.sum(dim=-1)", "torch": "a.sum(dim=-1)", "numpy": "a.sum(axis=-1)"},
+        rtol=1e-4,
+        atol=1e-3,
+    ),
+    Case(
+        "transpose_copy",
+        "4096x4096 .T.contiguous()",
+        "GB/s",
+        2 * _SIDE * _SIDE * _F32,
+        _inputs(_SQUARE),
+        {
+            "ember": "a.T.contiguous()",
+            "torch": "a.T.contiguous()",
+            "numpy": "np.ascontiguousarray(a.T)",
+        },
+    ),
+)

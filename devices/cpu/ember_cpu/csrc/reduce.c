@@ -1,0 +1,977 @@
+/* Reductions of the CPU device: sum, prod, amax, amin, any, all; argmax/argmin; cumsum.
+ *
+ * A reduction is planned once per call: the kept dims (K) and the reduced dims (R) are
+ * separated, sorted by stride and coalesced, then one of two loops runs:
+ *   - rows: each output reduces R, whose innermost dim is a (usually contiguous) row;
+ *     a single output (a.sum()) is split into chunks across threads;
+ *   - columns: when a kept dim is contiguous in the input (sum over dim 0 of a matrix),
+ *     a strip of outputs is accumulated side by side, one vector per reduced position.
+ * Accumulators: int64 for integers and bool (wrapping like PyTorch), double for floats;
+ * float32 sums add float lanes over blocks of SUM_BLOCK elements, then add the blocks in
+ * double, which keeps 16M-element sums within ~1e-7 relative at memory speed.
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember_cpu.h"
+
+enum { RED_SUM, RED_PROD, RED_AMAX, RED_AMIN, RED_ANY, RED_ALL, RED_COUNT };
+
+#define SUM_BLOCK 4096  /* float32/float16 elements summed in float lanes before double */
+#define COL_CHUNK 2048   /* outputs accumulated side by side by the column loop */
+#define COL_MIN 16      /* a contiguous kept dim shorter than this is not worth columns */
+
+typedef union {
+    int64_t i;
+    double f;
+} acc_t;
+
+/* acc op= p[0], p[stride], ..., p[(n-1)*stride] */
+typedef void (*row_fn)(const char* p, int64_t n, int64_t stride, acc_t* acc);
+/* acc[j] op= p[j] for j < n (p contiguous); acc is double[] or int64_t[] (never acc_t[]:
+ * GCC does not vectorise loops over union members). */
+typedef void (*col_fn)(const char* p, int64_t n, void* acc);
+
+/* Unaligned, aliasing 256-bit vectors (GCC vector extensions; split where narrower). */
+typedef float v8f __attribute__((vector_size(32), aligned(4), may_alias));
+typedef double v4d __attribute__((vector_size(32), aligned(8), may_alias));
+typedef int32_t v8i __attribute__((vector_size(32)));
+typedef int64_t v4l __attribute__((vector_size(32)));
+
+static const int ITEMSIZE[8] = {1, 1, 1, 4, 8, 2, 4, 8};
+
+static inline int is_float(int dt) { return dt >= EM_FLOAT16; }
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* ---- row and column kernels ----------------------------------------------------------- */
+
+#define WRAP_ADD(x, y) ((int64_t)((uint64_t)(x) + (uint64_t)(y)))
+#define WRAP_MUL(x, y) ((int64_t)((uint64_t)(x) * (uint64_t)(y)))
+
+#define DEFINE_INT_KERNELS(SUF, T)                                                       \
+    static void row_sum_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {      \
+        const T* p = (const T*)base;                                                      \
+        uint64_t total = 0;                                                               \
+        if (s == 1) {                                                                     \
+            for (int64_t i = 0; i < n; i++) total += (uint64_t)(int64_t)p[i];             \
+        } else {                                                                          \
+            for (int64_t i = 0; i < n; i++) total += (uint64_t)(int64_t)p[i * s];         \
+        }                                                                                 \
+        acc->i = WRAP_ADD(acc->i, total);                                                 \
+    }                                                                                     \
+    static void row_prod_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
+        const T* p = (const T*)base;                                                      \
+        uint64_t total = (uint64_t)acc->i;                                                \
+        for (int64_t i = 0; i < n; i++) total *= (uint64_t)(int64_t)p[i * s];             \
+        acc->i = (int64_t)total;                                                          \
+    }                                                                                     \
+    static void row_amax_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
+        const T* p = (const T*)base;                                                      \
+        int64_t m = acc->i;                                                               \
+        if (s == 1) {                                                                     \
+            for (int64_t i = 0; i < n; i++) m = (int64_t)p[i] > m ? (int64_t)p[i] : m;    \
+        } else {                                                                          \
+            for (int64_t i = 0; i < n; i++) m = (int64_t)p[i * s] > m ? (int64_t)p[i * s] : m; \
+        }                                                                                 \
+        acc->i = m;                                                                       \
+    }                                                                                     \
+    static void row_amin_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
+        const T* p = (const T*)base;                                                      \
+        int64_t m = acc->i;                                                               \
+        if (s == 1) {                                                                     \
+            for (int64_t i = 0; i < n; i++) m = (int64_t)p[i] < m ? (int64_t)p[i] : m;    \
+        } else {                                                                          \
+            for (int64_t i = 0; i < n; i++) m = (int64_t)p[i * s] < m ? (int64_t)p[i * s] : m; \
+        }                                                                                 \
+        acc->i = m;                                                                       \
+    }                                                                                     \
+    static void col_sum_##SUF(const char* base, int64_t n, void* acc) {                  \
+        const T* p = (const T*)base;                                                      \
+        uint64_t* a = acc;                                                                \
+        for (int64_t j = 0; j < n; j++) a[j] += (uint64_t)(int64_t)p[j];                  \
+    }                                                                                     \
+    static void col_prod_##SUF(const char* base, int64_t n, void* acc) {                 \
+        const T* p = (const T*)base;                                                      \
+        uint64_t* a = acc;                                                                \
+        for (int64_t j = 0; j < n; j++) a[j] *= (uint64_t)(int64_t)p[j];                  \
+    }                                                                                     \
+    static void col_amax_##SUF(const char* base, int64_t n, void* acc) {                 \
+        const T* p = (const T*)base;                                                      \
+        int64_t* a = acc;                                                                 \
+        for (int64_t j = 0; j < n; j++) a[j] = (int64_t)p[j] > a[j] ? (int64_t)p[j] : a[j]; \
+    }                                                                                     \
+    static void col_amin_##SUF(const char* base, int64_t n, void* acc) {                 \
+        const T* p = (const T*)base;                                                      \
+        int64_t* a = acc;                                                                 \
+        for (int64_t j = 0; j < n; j++) a[j] = (int64_t)p[j] < a[j] ? (int64_t)p[j] : a[j]; \
+    }
+
+/* any/all for every dtype: a NaN is non-zero, hence true. Exits early per block. */
+#define DEFINE_LOGICAL_KERNELS(SUF, T)                                                   \
+    static void row_any_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {      \
+        const T* p = (const T*)base;                                                      \
+        for (int64_t i0 = 0; i0 < n && !acc->i; i0 += SUM_BLOCK) {                        \
+            int64_t end = min64(n, i0 + SUM_BLOCK);                                       \
+            int r = 0;                                                                    \
+            if (s == 1) {                                                                 \
+                for (int64_t i = i0; i < end; i++) r |= p[i] != 0;                        \
+            } else {                                                                      \
+                for (int64_t i = i0; i < end; i++) r |= p[i * s] != 0;                    \
+            }                                                                             \
+            acc->i |= r;                                                                  \
+        }                                                                                 \
+    }                                                                                     \
+    static void row_all_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {      \
+        const T* p = (const T*)base;                                                      \
+        for (int64_t i0 = 0; i0 < n && acc->i; i0 += SUM_BLOCK) {                         \
+            int64_t end = min64(n, i0 + SUM_BLOCK);                                       \
+            int r = 1;                                                                    \
+            if (s == 1) {                                                                 \
+                for (int64_t i = i0; i < end; i++) r &= p[i] != 0;                        \
+            } else {                                                                      \
+                for (int64_t i = i0; i < end; i++) r &= p[i * s] != 0;                    \
+            }                                                                             \
+            acc->i &= r;                                                                  \
+        }                                                                                 \
+    }                                                                                     \
+    static void col_any_##SUF(const char* base, int64_t n, void* acc) {                  \
+        const T* p = (const T*)base;                                                      \
+        int64_t* a = acc;                                                                 \
+        for (int64_t j = 0; j < n; j++) a[j] |= p[j] != 0;                                \
+    }                                                                                     \
+    static void col_all_##SUF(const char* base, int64_t n, void* acc) {                  \
+        const T* p = (const T*)base;                                                      \
+        int64_t* a = acc;                                                                 \
+        for (int64_t j = 0; j < n; j++) a[j] &= p[j] != 0;                                \
+    }
+
+/* Float kernels shared by float16, float32 and float64 (row sum, max and min are
+ * specialised below). Column max/min let a NaN overwrite, so NaN propagates. */
+#define DEFINE_FLOAT_KERNELS(SUF, T)                                                     \
+    static void row_prod_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
+        const T* p = (const T*)base;                                                      \
+        double lane[8] = {1, 1, 1, 1, 1, 1, 1, 1};                                        \
+        int64_t i = 0;                                                                    \
+        if (s == 1) {                                                                     \
+            for (; i + 8 <= n; i += 8)                                                    \
+                for (int l = 0; l < 8; l++) lane[l] *= (double)p[i + l];                  \
+        }                                                                                 \
+        double total = acc->f;                                                            \
+        for (int l = 0; l < 8; l++) total *= lane[l];                                     \
+        for (; i < n; i++) total *= (double)p[i * s];                                     \
+        acc->f = total;                                                                   \
+    }                                                                                     \
+    static void col_sum_##SUF(const char* base, int64_t n, void* acc) {                  \
+        const T* p = (const T*)base;                                                      \
+        double* a = acc;                                                                  \
+        for (int64_t j = 0; j < n; j++) a[j] += (double)p[j];                             \
+    }                                                                                     \
+    static void col_prod_##SUF(const char* base, int64_t n, void* acc) {                 \
+        const T* p = (const T*)base;                                                      \
+        double* a = acc;                                                                  \
+        for (int64_t j = 0; j < n; j++) a[j] *= (double)p[j];                             \
+    }                                                                                     \
+    static void col_amax_##SUF(const char* base, int64_t n, void* acc) {                 \
+        const T* p = (const T*)base;                                                      \
+        double* a = acc;                                                                  \
+        for (int64_t j = 0; j < n; j++) {                                                 \
+            double x = (double)p[j], m = a[j];                                            \
+            m = x > m ? x : m;                                                            \
+            a[j] = x != x ? x : m;                                                        \
+        }                                                                                 \
+    }                                                                                     \
+    static void col_amin_##SUF(const char* base, int64_t n, void* acc) {                 \
+        const T* p = (const T*)base;                                                      \
+        double* a = acc;                                                                  \
+        for (int64_t j = 0; j < n; j++) {                                                 \
+            double x = (double)p[j], m = a[j];                                            \
+            m = x < m ? x : m;                                                            \
+            a[j] = x != x ? x : m;                                                        \
+        }                                                                                 \
+    }
+
+DEFINE_INT_KERNELS(u8, uint8_t)
+DEFINE_INT_KERNELS(i8, int8_t)
+DEFINE_INT_KERNELS(i32, int32_t)
+DEFINE_INT_KERNELS(i64, int64_t)
+DEFINE_LOGICAL_KERNELS(u8, uint8_t)
+DEFINE_LOGICAL_KERNELS(i8, int8_t)
+DEFINE_LOGICAL_KERNELS(i32, int32_t)
+DEFINE_LOGICAL_KERNELS(i64, int64_t)
+DEFINE_LOGICAL_KERNELS(f16, em_half)
+DEFINE_LOGICAL_KERNELS(f32, float)
+DEFINE_LOGICAL_KERNELS(f64, double)
+DEFINE_FLOAT_KERNELS(f16, em_half)
+DEFINE_FLOAT_KERNELS(f32, float)
+DEFINE_FLOAT_KERNELS(f64, double)
+
+/* float16 max and min: compare in float, OR a NaN flag. */
+#define DEFINE_SCALAR_EXTREMES(SUF, T)                                                   \
+    static void row_amax_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
+        const T* p = (const T*)base;                                                      \
+        T m = (T)-INFINITY;                                                               \
+        int nan = 0;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            T x = p[i * s];                                                               \
+            m = x > m ? x : m;                                                            \
+            nan |= x != x;                                                                \
+        }                                                                                 \
+        double r = nan ? (double)NAN : (double)m;                                         \
+        if (r != r || r > acc->f) acc->f = r;                                             \
+    }                                                                                     \
+    static void row_amin_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
+        const T* p = (const T*)base;                                                      \
+        T m = (T)INFINITY;                                                                \
+        int nan = 0;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            T x = p[i * s];                                                               \
+            m = x < m ? x : m;                                                            \
+            nan |= x != x;                                                                \
+        }                                                                                 \
+        double r = nan ? (double)NAN : (double)m;                                         \
+        if (r != r || r < acc->f) acc->f = r;                                             \
+    }
+
+DEFINE_SCALAR_EXTREMES(f16, em_half)
+
+/* float16 sum: float lanes per block, blocks added in double. */
+static void row_sum_f16(const char* base, int64_t n, int64_t s, acc_t* acc) {
+    const em_half* p = (const em_half*)base;
+    double total = 0.0;
+    for (int64_t i0 = 0; i0 < n; i0 += SUM_BLOCK) {
+        int64_t end = min64(n, i0 + SUM_BLOCK), i = i0;
+        float lane[16] = {0};
+        if (s == 1) {
+            for (; i + 16 <= end; i += 16)
+                for (int l = 0; l < 16; l++) lane[l] += (float)p[i + l];
+        }
+        double block = 0.0;
+        for (int l = 0; l < 16; l++) block += lane[l];
+        for (; i < end; i++) block += (float)p[i * s];
+        total += block;
+    }
+    acc->f += total;
+}
+
+/* float32 sum: eight 8-lane float accumulators per block of SUM_BLOCK, blocks in double.
+ * 256-bit vectors stream at least as fast as 512-bit ones on the CPUs measured. */
+static void row_sum_f32(const char* base, int64_t n, int64_t s, acc_t* acc) {
+    const float* p = (const float*)base;
+    double total = 0.0;
+    for (int64_t i0 = 0; i0 < n; i0 += SUM_BLOCK) {
+        int64_t end = min64(n, i0 + SUM_BLOCK), i = i0;
+        double block = 0.0;
+        if (s == 1) {
+            v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
+            for (; i + 64 <= end; i += 64) {
+                a0 += *(const v8f*)(p + i);
+                a1 += *(const v8f*)(p + i + 8);
+                a2 += *(const v8f*)(p + i + 16);
+                a3 += *(const v8f*)(p + i + 24);
+                a4 += *(const v8f*)(p + i + 32);
+                a5 += *(const v8f*)(p + i + 40);
+                a6 += *(const v8f*)(p + i + 48);
+                a7 += *(const v8f*)(p + i + 56);
+            }
+            v8f v = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+            for (int l = 0; l < 8; l++) block += v[l];
+            for (; i < end; i++) block += p[i];
+        } else {
+            float b = 0.0f;
+            for (; i < end; i++) b += p[i * s];
+            block = b;
+        }
+        total += block;
+    }
+    acc->f += total;
+}
+
+static void row_sum_f64(const char* base, int64_t n, int64_t s, acc_t* acc) {
+    const double* p = (const double*)base;
+    double total = 0.0;
+    int64_t i = 0;
+    if (s == 1) {
+        v4d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
+        for (; i + 32 <= n; i += 32) {
+            a0 += *(const v4d*)(p + i);
+            a1 += *(const v4d*)(p + i + 4);
+            a2 += *(const v4d*)(p + i + 8);
+            a3 += *(const v4d*)(p + i + 12);
+            a4 += *(const v4d*)(p + i + 16);
+            a5 += *(const v4d*)(p + i + 20);
+            a6 += *(const v4d*)(p + i + 24);
+            a7 += *(const v4d*)(p + i + 28);
+        }
+        v4d v = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+        for (int l = 0; l < 4; l++) total += v[l];
+    }
+    for (; i < n; i++) total += p[i * s];
+    acc->f += total;
+}
+
+/* float32/float64 max and min over contiguous rows: vector compares and blends, a NaN
+ * flag on the side (the compare alone would skip NaN). */
+#define DEFINE_VEC_EXTREME(NAME, T, VT, VI, W, CMP, INIT)                                \
+    static void NAME(const char* base, int64_t n, int64_t s, acc_t* acc) {               \
+        const T* p = (const T*)base;                                                      \
+        int64_t i = 0;                                                                    \
+        T m = INIT;                                                                       \
+        int nan = 0;                                                                      \
+        if (s == 1 && n >= 2 * W) {                                                       \
+            VT m0, m1;                                                                    \
+            VI n0 = {0}, n1 = {0};                                                        \
+            for (int l = 0; l < W; l++) m0[l] = m1[l] = INIT;                             \
+            for (; i + 2 * W <= n; i += 2 * W) {                                          \
+                VT x0 = *(const VT*)(p + i), x1 = *(const VT*)(p + i + W);                \
+                VI c0 = x0 CMP m0, c1 = x1 CMP m1;                                        \
+                m0 = (VT)(((VI)x0 & c0) | ((VI)m0 & ~c0));                                \
+                m1 = (VT)(((VI)x1 & c1) | ((VI)m1 & ~c1));                                \
+                n0 |= x0 != x0;                                                           \
+                n1 |= x1 != x1;                                                           \
+            }                                                                             \
+            n0 |= n1;                                                                     \
+            for (int l = 0; l < W; l++) {                                                 \
+                m = m0[l] CMP m ? m0[l] : m;                                              \
+                m = m1[l] CMP m ? m1[l] : m;                                              \
+                nan |= n0[l] != 0;                                                        \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            T x = p[i * s];                                                               \
+            m = x CMP m ? x : m;                                                          \
+            nan |= x != x;                                                                \
+        }                                                                                 \
+        double r = nan ? (double)NAN : (double)m;                                         \
+        if (r != r || r CMP acc->f) acc->f = r;                                           \
+    }
+
+DEFINE_VEC_EXTREME(row_amax_f32, float, v8f, v8i, 8, >, -INFINITY)
+DEFINE_VEC_EXTREME(row_amin_f32, float, v8f, v8i, 8, <, INFINITY)
+DEFINE_VEC_EXTREME(row_amax_f64, double, v4d, v4l, 4, >, -INFINITY)
+DEFINE_VEC_EXTREME(row_amin_f64, double, v4d, v4l, 4, <, INFINITY)
+
+#define ROW_TABLE(OP)                                                                    \
+    {row_##OP##_u8, row_##OP##_u8, row_##OP##_i8, row_##OP##_i32, row_##OP##_i64,           \
+     row_##OP##_f16, row_##OP##_f32, row_##OP##_f64}
+#define COL_TABLE(OP)                                                                    \
+    {col_##OP##_u8, col_##OP##_u8, col_##OP##_i8, col_##OP##_i32, col_##OP##_i64,           \
+     col_##OP##_f16, col_##OP##_f32, col_##OP##_f64}
+
+static const row_fn ROWS[RED_COUNT][8] = {
+    ROW_TABLE(sum),
+    ROW_TABLE(prod),
+    ROW_TABLE(amax),
+    ROW_TABLE(amin),
+    ROW_TABLE(any),
+    ROW_TABLE(all),
+};
+static const col_fn COLS[RED_COUNT][8] = {
+    COL_TABLE(sum), COL_TABLE(prod), COL_TABLE(amax),
+    COL_TABLE(amin), COL_TABLE(any), COL_TABLE(all),
+};
+
+/* ---- accumulator helpers ---------------------------------------------------------------- */
+
+/* Whether the accumulator of (op, input dtype) is a double (else an int64). */
+static inline int acc_is_float(int op, int dt) { return op < RED_ANY && is_float(dt); }
+
+static acc_t identity(int op, int fl) {
+    acc_t a;
+    switch (op) {
+        case RED_SUM: if (fl) a.f = 0.0; else a.i = 0; break;
+        case RED_PROD: if (fl) a.f = 1.0; else a.i = 1; break;
+        case RED_AMAX: if (fl) a.f = -INFINITY; else a.i = INT64_MIN; break;
+        case RED_AMIN: if (fl) a.f = INFINITY; else a.i = INT64_MAX; break;
+        case RED_ANY: a.i = 0; break;
+        default: a.i = 1; break;
+    }
+    return a;
+}
+
+static inline void combine(int op, int fl, acc_t* into, acc_t v) {
+    switch (op) {
+        case RED_SUM:
+            if (fl) into->f += v.f; else into->i = WRAP_ADD(into->i, v.i);
+            break;
+        case RED_PROD:
+            if (fl) into->f *= v.f; else into->i = WRAP_MUL(into->i, v.i);
+            break;
+        case RED_AMAX:
+            if (fl) { if (v.f != v.f || v.f > into->f) into->f = v.f; }
+            else if (v.i > into->i) into->i = v.i;
+            break;
+        case RED_AMIN:
+            if (fl) { if (v.f != v.f || v.f < into->f) into->f = v.f; }
+            else if (v.i < into->i) into->i = v.i;
+            break;
+        case RED_ANY: into->i |= v.i; break;
+        default: into->i &= v.i; break;
+    }
+}
+
+static inline void store(int dt, char* dst, acc_t v, int fl) {
+    switch (dt) {
+        case EM_BOOL: *(uint8_t*)dst = fl ? v.f != 0 : v.i != 0; break;
+        case EM_UINT8: *(uint8_t*)dst = (uint8_t)(fl ? (int64_t)v.f : v.i); break;
+        case EM_INT8: *(int8_t*)dst = (int8_t)(fl ? (int64_t)v.f : v.i); break;
+        case EM_INT32: *(int32_t*)dst = (int32_t)(fl ? (int64_t)v.f : v.i); break;
+        case EM_INT64: *(int64_t*)dst = fl ? (int64_t)v.f : v.i; break;
+        case EM_FLOAT16: *(em_half*)dst = (em_half)(fl ? v.f : (double)v.i); break;
+        case EM_FLOAT32: *(float*)dst = (float)(fl ? v.f : (double)v.i); break;
+        default: *(double*)dst = fl ? v.f : (double)v.i; break;
+    }
+}
+
+/* ---- geometry ------------------------------------------------------------------------- */
+
+typedef struct {
+    int n;
+    int64_t size[EM_MAX_DIMS];
+    int64_t s1[EM_MAX_DIMS]; /* the input's strides */
+    int64_t s2[EM_MAX_DIMS]; /* the output's strides (unused for reduced dims) */
+} dims_t;
+
+static int64_t labs64(int64_t x) { return x < 0 ? -x : x; }
+
+/* Sort by (|key|, |other|) descending, then merge neighbours that address like one dim. */
+static void sort_and_coalesce(dims_t* d, int by_s2) {
+    for (int i = 1; i < d->n; i++) {
+        for (int j = i; j > 0; j--) {
+            int64_t ka = by_s2 ? labs64(d->s2[j - 1]) : labs64(d->s1[j - 1]);
+            int64_t kb = by_s2 ? labs64(d->s2[j]) : labs64(d->s1[j]);
+            int64_t oa = by_s2 ? labs64(d->s1[j - 1]) : 0, ob = by_s2 ? labs64(d->s1[j]) : 0;
+            if (ka > kb || (ka == kb && oa >= ob)) break;
+            int64_t t;
+            t = d->size[j]; d->size[j] = d->size[j - 1]; d->size[j - 1] = t;
+            t = d->s1[j]; d->s1[j] = d->s1[j - 1]; d->s1[j - 1] = t;
+            t = d->s2[j]; d->s2[j] = d->s2[j - 1]; d->s2[j - 1] = t;
+        }
+    }
+    int m = 0;
+    for (int i = 0; i < d->n; i++) {
+        if (m > 0 && d->s1[m - 1] == d->s1[i] * d->size[i] &&
+            d->s2[m - 1] == d->s2[i] * d->size[i]) {
+            d->size[m - 1] *= d->size[i];
+            d->s1[m - 1] = d->s1[i];
+            d->s2[m - 1] = d->s2[i];
+        } else {
+            d->size[m] = d->size[i];
+            d->s1[m] = d->s1[i];
+            d->s2[m] = d->s2[i];
+            m++;
+        }
+    }
+    d->n = m;
+}
+
+static int64_t numel(const dims_t* d) {
+    int64_t n = 1;
+    for (int i = 0; i < d->n; i++) n *= d->size[i];
+    return n;
+}
+
+/* Position `p` of the row-major iteration over d: its index and both offsets. */
+static void unravel(const dims_t* d, int64_t p, int64_t* idx, int64_t* o1, int64_t* o2) {
+    *o1 = *o2 = 0;
+    for (int k = d->n - 1; k >= 0; k--) {
+        idx[k] = p % d->size[k];
+        p /= d->size[k];
+        *o1 += idx[k] * d->s1[k];
+        *o2 += idx[k] * d->s2[k];
+    }
+}
+
+static inline void advance(const dims_t* d, int64_t* idx, int64_t* o1, int64_t* o2) {
+    for (int k = d->n - 1; k >= 0; k--) {
+        if (++idx[k] < d->size[k]) {
+            *o1 += d->s1[k];
+            *o2 += d->s2[k];
+            return;
+        }
+        *o1 -= d->s1[k] * (d->size[k] - 1);
+        *o2 -= d->s2[k] * (d->size[k] - 1);
+        idx[k] = 0;
+    }
+}
+
+/* [begin, end) of n items for thread t of nt */
+static inline void split(int64_t n, int t, int nt, int64_t* begin, int64_t* end) {
+    *begin = n * t / nt;
+    *end = n * (t + 1) / nt;
+}
+
+/* ---- the reduction executor ----------------------------------------------------------- */
+
+typedef struct {
+    int op, fl, isz, out_dt, osz;
+    row_fn row;
+    col_fn col;
+    const char* a;
+    char* out;
+    dims_t k;      /* kept dims: s1 input strides, s2 output strides */
+    dims_t r;      /* reduced dims: s1 input strides */
+    dims_t router; /* reduced dims but the innermost (the rows) */
+    int64_t rowlen, rowstride, rtotal, nout;
+} plan_t;
+
+/* acc op= the flattened reduced elements [begin, end) at input offset `base` (elements) */
+static void reduce_span(const plan_t* pl, int64_t base, int64_t begin, int64_t end, acc_t* acc) {
+    if (begin >= end) return;
+    int64_t idx[EM_MAX_DIMS], off, unused;
+    int64_t r = begin / pl->rowlen, c = begin % pl->rowlen;
+    unravel(&pl->router, r, idx, &off, &unused);
+    for (int64_t pos = begin; pos < end;) {
+        int64_t len = min64(pl->rowlen - c, end - pos);
+        pl->row(pl->a + (base + off + c * pl->rowstride) * pl->isz, len, pl->rowstride, acc);
+        pos += len;
+        c = 0;
+        advance(&pl->router, idx, &off, &unused);
+    }
+}
+
+static int run_rows(const plan_t* pl) {
+    int nt = omp_get_max_threads();
+    int64_t work = pl->nout * pl->rtotal;
+    if (pl->nout < nt && nt > 1 && pl->rtotal >= 2 * EM_PARALLEL_GRAIN) {
+        /* few outputs, long reductions: several chunks per output */
+        int64_t per = (nt + pl->nout - 1) / pl->nout;
+        per = min64(per, pl->rtotal / EM_PARALLEL_GRAIN);
+        int64_t items = pl->nout * per;
+        acc_t* part = malloc((size_t)items * sizeof(acc_t));
+        if (!part) {
+            strcpy(em_error_message, "out of memory");
+            return 2;
+        }
+#pragma omp parallel for schedule(static)
+        for (int64_t it = 0; it < items; it++) {
+            int64_t o = it / per, c = it % per, idx[EM_MAX_DIMS], ka, ko;
+            unravel(&pl->k, o, idx, &ka, &ko);
+            part[it] = identity(pl->op, pl->fl);
+            reduce_span(pl, ka, pl->rtotal * c / per, pl->rtotal * (c + 1) / per, &part[it]);
+        }
+        int64_t idx[EM_MAX_DIMS], ka, ko;
+        unravel(&pl->k, 0, idx, &ka, &ko);
+        for (int64_t o = 0; o < pl->nout; o++) {
+            acc_t acc = part[o * per];
+            for (int64_t c = 1; c < per; c++) combine(pl->op, pl->fl, &acc, part[o * per + c]);
+            store(pl->out_dt, pl->out + ko * pl->osz, acc, pl->fl);
+            advance(&pl->k, idx, &ka, &ko);
+        }
+        free(part);
+        return 0;
+    }
+#pragma omp parallel if (work >= EM_PARALLEL_GRAIN && pl->nout > 1)
+    {
+        int64_t begin, end, idx[EM_MAX_DIMS], ka, ko;
+        split(pl->nout, omp_get_thread_num(), omp_get_num_threads(), &begin, &end);
+        if (begin < end) unravel(&pl->k, begin, idx, &ka, &ko);
+        for (int64_t o = begin; o < end; o++) {
+            acc_t acc = identity(pl->op, pl->fl);
+            reduce_span(pl, ka, 0, pl->rtotal, &acc);
+            store(pl->out_dt, pl->out + ko * pl->osz, acc, pl->fl);
+            advance(&pl->k, idx, &ka, &ko);
+        }
+    }
+    return 0;
+}
+
+/* One strip of up to COL_CHUNK outputs along the contiguous kept dim `inner`, reduced
+ * over the reduced positions [rbegin, rend). */
+static void column_strip(const plan_t* pl, int64_t ka, int64_t j0, int64_t len,
+                         int64_t rbegin, int64_t rend, acc_t* acc) {
+    for (int64_t j = 0; j < len; j++) acc[j] = identity(pl->op, pl->fl);
+    if (rbegin >= rend) return;
+    int64_t idx[EM_MAX_DIMS], off, unused;
+    unravel(&pl->r, rbegin, idx, &off, &unused);
+    for (int64_t r = rbegin; r < rend; r++) {
+        pl->col(pl->a + (ka + off + j0) * pl->isz, len, acc);
+        advance(&pl->r, idx, &off, &unused);
+    }
+}
+
+static int run_columns(const plan_t* pl, const dims_t* outer, int64_t m, int64_t ostride) {
+    int nt = omp_get_max_threads();
+    int64_t chunks = (m + COL_CHUNK - 1) / COL_CHUNK, nouter = numel(outer);
+    int64_t items = nouter * chunks, work = pl->nout * pl->rtotal;
+    int64_t rsplit = 1;
+    if (items < nt && nt > 1 && work >= 2 * EM_PARALLEL_GRAIN)
+        rsplit = min64((nt + items - 1) / items, pl->rtotal);
+    acc_t* part = NULL;
+    if (rsplit > 1) {
+        part = malloc((size_t)(items * rsplit * COL_CHUNK) * sizeof(acc_t));
+        if (!part) {
+            strcpy(em_error_message, "out of memory");
+            return 2;
+        }
+    }
+#pragma omp parallel if (work >= EM_PARALLEL_GRAIN && items * rsplit > 1)
+    {
+        acc_t local[COL_CHUNK];
+        int64_t begin, end;
+        split(items * rsplit, omp_get_thread_num(), omp_get_num_threads(), &begin, &end);
+        for (int64_t it = begin; it < end; it++) {
+            int64_t item = it / rsplit, rs = it % rsplit, chunk = item % chunks;
+            int64_t idx[EM_MAX_DIMS], ka, ko;
+            unravel(outer, item / chunks, idx, &ka, &ko);
+            int64_t j0 = chunk * COL_CHUNK, len = min64(COL_CHUNK, m - j0);
+            acc_t* acc = part ? part + it * COL_CHUNK : local;
+            column_strip(pl, ka, j0, len, pl->rtotal * rs / rsplit,
+                         pl->rtotal * (rs + 1) / rsplit, acc);
+            if (!part) {
+                for (int64_t j = 0; j < len; j++)
+                    store(pl->out_dt, pl->out + (ko + (j0 + j) * ostride) * pl->osz, acc[j],
+                          pl->fl);
+            }
+        }
+    }
+    if (part) {
+        for (int64_t item = 0; item < items; item++) {
+            int64_t chunk = item % chunks, idx[EM_MAX_DIMS], ka, ko;
+            unravel(outer, item / chunks, idx, &ka, &ko);
+            int64_t j0 = chunk * COL_CHUNK, len = min64(COL_CHUNK, m - j0);
+            acc_t* acc = part + item * rsplit * COL_CHUNK;
+            for (int64_t j = 0; j < len; j++) {
+                for (int64_t rs = 1; rs < rsplit; rs++)
+                    combine(pl->op, pl->fl, &acc[j], acc[rs * COL_CHUNK + j]);
+                store(pl->out_dt, pl->out + (ko + (j0 + j) * ostride) * pl->osz, acc[j], pl->fl);
+            }
+        }
+        free(part);
+    }
+    return 0;
+}
+
+static int execute(plan_t* pl) {
+    if (pl->nout == 0) return 0;
+    /* the column loop pays when a kept dim is contiguous and the rows are not */
+    int inner_contig = pl->r.n > 0 && pl->r.s1[pl->r.n - 1] == 1;
+    if (!inner_contig) {
+        for (int c = pl->k.n - 1; c >= 0; c--) {
+            if (pl->k.s1[c] != 1 || pl->k.size[c] < COL_MIN) continue;
+            dims_t outer = pl->k;
+            for (int i = c; i + 1 < outer.n; i++) {
+                outer.size[i] = outer.size[i + 1];
+                outer.s1[i] = outer.s1[i + 1];
+                outer.s2[i] = outer.s2[i + 1];
+            }
+            outer.n--;
+            return run_columns(pl, &outer, pl->k.size[c], pl->k.s2[c]);
+        }
+    }
+    return run_rows(pl);
+}
+
+static void init_plan(plan_t* pl, int op, int in_dt, int out_dt, intptr_t a, intptr_t out) {
+    pl->op = op;
+    pl->fl = acc_is_float(op, in_dt);
+    pl->isz = ITEMSIZE[in_dt];
+    pl->out_dt = out_dt;
+    pl->osz = ITEMSIZE[out_dt];
+    pl->row = ROWS[op][in_dt];
+    pl->col = COLS[op][in_dt];
+    pl->a = (const char*)a;
+    pl->out = (char*)out;
+}
+
+static void finish_plan(plan_t* pl) {
+    pl->nout = numel(&pl->k);
+    pl->rtotal = numel(&pl->r);
+    pl->router = pl->r;
+    if (pl->r.n > 0) {
+        pl->router.n--;
+        pl->rowlen = pl->r.size[pl->r.n - 1];
+        pl->rowstride = pl->r.s1[pl->r.n - 1];
+    } else {
+        pl->rowlen = 1;
+        pl->rowstride = 0;
+    }
+    if (pl->rowlen == 0) pl->rowlen = 1; /* zero reduced elements: no rows at all */
+}
+
+int em_reduce(int op, int in_dt, int out_dt, intptr_t out, intptr_t a, int ndim,
+              const int64_t* geometry, int64_t reduce_mask) {
+    const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
+    plan_t pl;
+    init_plan(&pl, op, in_dt, out_dt, a, out);
+    pl.k.n = pl.r.n = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1) continue;
+        dims_t* t = (reduce_mask >> d) & 1 ? &pl.r : &pl.k;
+        t->size[t->n] = shape[d];
+        t->s1[t->n] = sa[d];
+        t->s2[t->n] = (reduce_mask >> d) & 1 ? 0 : so[d];
+        t->n++;
+    }
+    sort_and_coalesce(&pl.k, 1);
+    sort_and_coalesce(&pl.r, 0);
+    finish_plan(&pl);
+    return execute(&pl);
+}
+
+int em_reduce_contiguous(int op, int in_dt, int out_dt, intptr_t out, intptr_t a,
+                         int64_t outer, int64_t inner) {
+    plan_t pl;
+    init_plan(&pl, op, in_dt, out_dt, a, out);
+    pl.k.n = outer == 1 ? 0 : 1;
+    pl.k.size[0] = outer;
+    pl.k.s1[0] = inner;
+    pl.k.s2[0] = 1;
+    pl.r.n = inner == 1 ? 0 : 1;
+    pl.r.size[0] = inner;
+    pl.r.s1[0] = 1;
+    pl.r.s2[0] = 0;
+    finish_plan(&pl);
+    return execute(&pl);
+}
+
+/* ---- argmax / argmin ------------------------------------------------------------------ */
+
+/* First index of the extreme of a strided row; the first NaN wins. */
+#define DEFINE_ARG_ROW(SUF, T, FLOAT)                                                    \
+    static int64_t arg_row_##SUF(const char* base, int64_t n, int64_t s, int is_max) {   \
+        const T* p = (const T*)base;                                                      \
+        T best = p[0];                                                                    \
+        int64_t bi = 0;                                                                   \
+        if (FLOAT && best != best) return 0;                                              \
+        if (is_max) {                                                                     \
+            for (int64_t i = 1; i < n; i++) {                                             \
+                T x = p[i * s];                                                           \
+                if (x > best) { best = x; bi = i; }                                       \
+                else if (FLOAT && x != x) return i;                                       \
+            }                                                                             \
+        } else {                                                                          \
+            for (int64_t i = 1; i < n; i++) {                                             \
+                T x = p[i * s];                                                           \
+                if (x < best) { best = x; bi = i; }                                       \
+                else if (FLOAT && x != x) return i;                                       \
+            }                                                                             \
+        }                                                                                 \
+        return bi;                                                                        \
+    }                                                                                     \
+    /* `len` side-by-side contiguous columns, rows `s` apart */                           \
+    static void arg_cols_##SUF(const char* base, int64_t n, int64_t s, int64_t len,      \
+                               int is_max, int64_t* bi) {                                 \
+        const T* p = (const T*)base;                                                      \
+        T best[COL_CHUNK];                                                                \
+        for (int64_t j = 0; j < len; j++) { best[j] = p[j]; bi[j] = 0; }                  \
+        for (int64_t i = 1; i < n; i++) {                                                 \
+            const T* q = p + i * s;                                                       \
+            for (int64_t j = 0; j < len; j++) {                                           \
+                T x = q[j], b = best[j];                                                  \
+                int upd = (is_max ? x > b : x < b) || (FLOAT && x != x && b == b);        \
+                best[j] = upd ? x : b;                                                    \
+                bi[j] = upd ? i : bi[j];                                                  \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+DEFINE_ARG_ROW(u8, uint8_t, 0)
+DEFINE_ARG_ROW(i8, int8_t, 0)
+DEFINE_ARG_ROW(i32, int32_t, 0)
+DEFINE_ARG_ROW(i64, int64_t, 0)
+DEFINE_ARG_ROW(f16, em_half, 1)
+DEFINE_ARG_ROW(f32, float, 1)
+DEFINE_ARG_ROW(f64, double, 1)
+
+typedef int64_t (*arg_row_fn)(const char*, int64_t, int64_t, int);
+typedef void (*arg_cols_fn)(const char*, int64_t, int64_t, int64_t, int, int64_t*);
+static const arg_row_fn ARG_ROWS[8] = {arg_row_u8, arg_row_u8, arg_row_i8, arg_row_i32,
+                                       arg_row_i64, arg_row_f16, arg_row_f32, arg_row_f64};
+static const arg_cols_fn ARG_COLS[8] = {arg_cols_u8, arg_cols_u8, arg_cols_i8, arg_cols_i32,
+                                        arg_cols_i64, arg_cols_f16, arg_cols_f32, arg_cols_f64};
+
+/* The dims other than `dim` (size 1 dropped), sorted by output stride and coalesced. */
+static void other_dims(dims_t* k, int ndim, const int64_t* shape, const int64_t* s1,
+                       const int64_t* s2, int dim) {
+    k->n = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (d == dim || shape[d] == 1) continue;
+        k->size[k->n] = shape[d];
+        k->s1[k->n] = s1[d];
+        k->s2[k->n] = s2[d];
+        k->n++;
+    }
+    sort_and_coalesce(k, 1);
+}
+
+/* Finds a contiguous (input and output) dim of k to process as side-by-side columns;
+ * removes it from k and returns its size and output stride, or returns 0. */
+static int64_t take_column_dim(dims_t* k, int64_t* ostride, int need_out_unit) {
+    for (int c = k->n - 1; c >= 0; c--) {
+        if (k->s1[c] != 1 || k->size[c] < COL_MIN || (need_out_unit && k->s2[c] != 1))
+            continue;
+        int64_t m = k->size[c];
+        *ostride = k->s2[c];
+        for (int i = c; i + 1 < k->n; i++) {
+            k->size[i] = k->size[i + 1];
+            k->s1[i] = k->s1[i + 1];
+            k->s2[i] = k->s2[i + 1];
+        }
+        k->n--;
+        return m;
+    }
+    return 0;
+}
+
+int em_argextreme(int is_max, int dt, intptr_t out, intptr_t a, int ndim,
+                  const int64_t* geometry, int dim) {
+    const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
+    int64_t n = ndim ? shape[dim] : 1, s = ndim ? sa[dim] : 0;
+    if (n == 0) {
+        strcpy(em_error_message, "cannot perform reduction over a zero-size dimension");
+        return 2;
+    }
+    dims_t k;
+    other_dims(&k, ndim, shape, sa, so, dim);
+    int64_t nout = numel(&k), isz = ITEMSIZE[dt], ostride = 0;
+    if (nout == 0) return 0;
+    const char* pa = (const char*)a;
+    int64_t* po = (int64_t*)out;
+    int64_t m = s != 1 ? take_column_dim(&k, &ostride, 0) : 0;
+    int64_t work = nout * n;
+    if (m) {
+        int64_t chunks = (m + COL_CHUNK - 1) / COL_CHUNK, items = numel(&k) * chunks;
+#pragma omp parallel for schedule(static) if (work >= EM_PARALLEL_GRAIN)
+        for (int64_t it = 0; it < items; it++) {
+            int64_t idx[EM_MAX_DIMS], ka, ko, bi[COL_CHUNK];
+            unravel(&k, it / chunks, idx, &ka, &ko);
+            int64_t j0 = (it % chunks) * COL_CHUNK, len = min64(COL_CHUNK, m - j0);
+            ARG_COLS[dt](pa + (ka + j0) * isz, n, s, len, is_max, bi);
+            for (int64_t j = 0; j < len; j++) po[ko + (j0 + j) * ostride] = bi[j];
+        }
+        return 0;
+    }
+#pragma omp parallel if (work >= EM_PARALLEL_GRAIN && nout > 1)
+    {
+        int64_t begin, end, idx[EM_MAX_DIMS], ka, ko;
+        split(nout, omp_get_thread_num(), omp_get_num_threads(), &begin, &end);
+        if (begin < end) unravel(&k, begin, idx, &ka, &ko);
+        for (int64_t o = begin; o < end; o++) {
+            po[ko] = ARG_ROWS[dt](pa + ka * isz, n, s, is_max);
+            advance(&k, idx, &ka, &ko);
+        }
+    }
+    return 0;
+}
+
+/* ---- cumsum --------------------------------------------------------------------------- */
+
+static inline double load_f(int dt, const char* p) {
+    switch (dt) {
+        case EM_BOOL: case EM_UINT8: return *(const uint8_t*)p;
+        case EM_INT8: return *(const int8_t*)p;
+        case EM_INT32: return *(const int32_t*)p;
+        case EM_INT64: return (double)*(const int64_t*)p;
+        case EM_FLOAT16: return *(const em_half*)p;
+        case EM_FLOAT32: return *(const float*)p;
+        default: return *(const double*)p;
+    }
+}
+
+static inline int64_t load_i(int dt, const char* p) {
+    switch (dt) {
+        case EM_BOOL: case EM_UINT8: return *(const uint8_t*)p;
+        case EM_INT8: return *(const int8_t*)p;
+        case EM_INT32: return *(const int32_t*)p;
+        case EM_INT64: return *(const int64_t*)p;
+        case EM_FLOAT16: return (int64_t)*(const em_half*)p;
+        case EM_FLOAT32: return (int64_t)*(const float*)p;
+        default: return (int64_t)*(const double*)p;
+    }
+}
+
+/* The common pairs get typed loops; anything else converts element by element. */
+#define CUMSUM_LINE(IT, OT, ACC, ADD)                                                    \
+    {                                                                                     \
+        const IT* p = (const IT*)pa;                                                      \
+        OT* q = (OT*)po;                                                                  \
+        ACC acc = 0;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            acc = ADD(acc, (ACC)p[i * sa]);                                               \
+            q[i * so] = (OT)acc;                                                          \
+        }                                                                                 \
+        return;                                                                           \
+    }
+#define PLAIN_ADD(x, y) ((x) + (y))
+
+static void cumsum_line(int in_dt, int out_dt, const char* pa, int64_t sa, char* po, int64_t so,
+                        int64_t n) {
+    if (out_dt == EM_INT64) {
+        switch (in_dt) {
+            case EM_BOOL: case EM_UINT8: CUMSUM_LINE(uint8_t, int64_t, int64_t, WRAP_ADD)
+            case EM_INT8: CUMSUM_LINE(int8_t, int64_t, int64_t, WRAP_ADD)
+            case EM_INT32: CUMSUM_LINE(int32_t, int64_t, int64_t, WRAP_ADD)
+            case EM_INT64: CUMSUM_LINE(int64_t, int64_t, int64_t, WRAP_ADD)
+            default: break;
+        }
+    } else if (out_dt == in_dt) {
+        switch (in_dt) {
+            case EM_FLOAT16: CUMSUM_LINE(em_half, em_half, float, PLAIN_ADD)
+            case EM_FLOAT32: CUMSUM_LINE(float, float, double, PLAIN_ADD)
+            case EM_FLOAT64: CUMSUM_LINE(double, double, double, PLAIN_ADD)
+            default: break;
+        }
+    }
+    int fl = is_float(out_dt), isz = ITEMSIZE[in_dt], osz = ITEMSIZE[out_dt];
+    acc_t acc;
+    if (fl) acc.f = 0.0; else acc.i = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const char* src = pa + i * sa * isz;
+        if (fl) acc.f += load_f(in_dt, src); else acc.i = WRAP_ADD(acc.i, load_i(in_dt, src));
+        store(out_dt, po + i * so * osz, acc, fl);
+    }
+}
+
+/* Side-by-side lines for float32 (the common case of a cumsum over a leading dim). */
+static void cumsum_cols_f32(const float* p, int64_t sa, float* q, int64_t so, int64_t n,
+                            int64_t len) {
+    double acc[COL_CHUNK];
+    for (int64_t j = 0; j < len; j++) acc[j] = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t j = 0; j < len; j++) {
+            acc[j] += p[i * sa + j];
+            q[i * so + j] = (float)acc[j];
+        }
+    }
+}
+
+int em_cumsum(int in_dt, int out_dt, intptr_t out, intptr_t a, int ndim,
+              const int64_t* geometry, int dim) {
+    const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
+    int64_t n = ndim ? shape[dim] : 1, sad = ndim ? sa[dim] : 0, sod = ndim ? so[dim] : 0;
+    dims_t k;
+    other_dims(&k, ndim, shape, sa, so, dim);
+    int64_t nout = numel(&k), isz = ITEMSIZE[in_dt], osz = ITEMSIZE[out_dt], ostride = 0;
+    if (nout == 0 || n == 0) return 0;
+    const char* pa = (const char*)a;
+    char* po = (char*)out;
+    int64_t work = nout * n;
+    int64_t m = 0;
+    if (in_dt == EM_FLOAT32 && out_dt == EM_FLOAT32 && sad != 1)
+        m = take_column_dim(&k, &ostride, 1);
+    if (m) {
+        int64_t chunks = (m + COL_CHUNK - 1) / COL_CHUNK, items = numel(&k) * chunks;
+#pragma omp parallel for schedule(static) if (work >= EM_PARALLEL_GRAIN)
+        for (int64_t it = 0; it < items; it++) {
+            int64_t idx[EM_MAX_DIMS], ka, ko;
+            unravel(&k, it / chunks, idx, &ka, &ko);
+            int64_t j0 = (it % chunks) * COL_CHUNK;
+            cumsum_cols_f32((const float*)pa + ka + j0, sad, (float*)po + ko + j0, sod, n,
+                            min64(COL_CHUNK, m - j0));
+        }
+        return 0;
+    }
+#pragma omp parallel if (work >= EM_PARALLEL_GRAIN && nout > 1)
+    {
+        int64_t begin, end, idx[EM_MAX_DIMS], ka, ko;
+        split(nout, omp_get_thread_num(), omp_get_num_threads(), &begin, &end);
+        if (begin < end) unravel(&k, begin, idx, &ka, &ko);
+        for (int64_t o = begin; o < end; o++) {
+            cumsum_line(in_dt, out_dt, pa + ka * isz, sad, po + ko * osz, sod, n);
+            advance(&k, idx, &ka, &ko);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,148 @@
+"""`python -m ember` (also the `ember` console script): `info` and `demo`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as metadata
+import os
+import platform
+import sys
+import textwrap
+from collections.abc import Sequence
+
+import ember
+from ember._dispatch import REGISTRY
+from ember.plugins import ENTRY_POINT_GROUP, PluginError
+from ember.plugins._manager import MANAGER
+
+__all__ = ["format_info", "main"]
+
+_INDENT = "  "
+_WIDTH = 100
+_SETTINGS = (
+    "EMBER_PLUGINS",
+    "EMBER_DISABLE_PLUGINS",
+    "EMBER_STRICT_PLUGINS",
+    "EMBER_DEVICE",
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the process exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m ember", description="Ember: plugins, devices and a short demo."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.add_parser("info", help="list plugins, device types and kernel coverage")
+    demo = commands.add_parser("demo", help="show info, then run tensor work on a device")
+    demo.add_argument("--device", help="device to run on (default: the default device)")
+    args = parser.parse_args(argv)
+    try:
+        print(format_info())
+        if args.command == "demo":
+            from ember.examples import tensor_tour
+
+            print()
+            tensor_tour.run(args.device)
+    except PluginError as exc:
+        print(f"ember: {exc}", file=sys.stderr)
+        return 1
+    except (NotImplementedError, RuntimeError) as exc:
+        print(f"ember {args.command}: stopped: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def format_info() -> str:
+    """The `info` report: versions, plugins, device types and kernel coverage per type."""
+    MANAGER.ensure_loaded()
+    sections = [_versions(), _plugins(), _device_types(), _kernels()]
+    return "\n\n".join("\n".join(lines) for lines in sections)
+
+
+def _versions() -> list[str]:
+    libraries = ", ".join(f"{name} {_version_of(name)}" for name in ("numpy", "pluggy"))
+    lines = [f"ember {ember.__version__} on Python {platform.python_version()} ({libraries})"]
+    settings = [f"{name}={os.environ[name]}" for name in _SETTINGS if name in os.environ]
+    lines.append(f"settings: {' '.join(settings) or 'none (all plugins enabled)'}")
+    try:
+        lines.append(f"default device: {ember.get_default_device()}")
+    except RuntimeError as exc:
+        lines.append(f"default device: none ({exc})")
+    return lines
+
+
+def _version_of(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _plugins() -> list[str]:
+    statuses = ember.plugins.status()
+    title = f"Plugins (entry-point group {ENTRY_POINT_GROUP!r})"
+    if not statuses:
+        return [title, f"{_INDENT}none found: no installed distribution declares one"]
+    rows = [
+        [s.name, s.version or "-", s.distribution or "-", s.status, ", ".join(s.device_types)]
+        for s in statuses
+    ]
+    notes = [[f"error: {s.error}"] if s.error else [] for s in statuses]
+    header = ["NAME", "VERSION", "DISTRIBUTION", "STATUS", "DEVICE TYPES"]
+    return [title, *_table(header, rows, notes)]
+
+
+def _device_types() -> list[str]:
+    infos = MANAGER.device_types
+    title = "Device types"
+    if not infos:
+        return [title, f"{_INDENT}none: no loaded plugin provides a device"]
+    rows = [
+        [name, info.plugin, str(info.count), "yes" if info.reason is None else "no"]
+        for name, info in infos.items()
+    ]
+    notes = [[] if info.reason is None else [f"why: {info.reason}"] for info in infos.values()]
+    return [title, *_table(["TYPE", "PLUGIN", "COUNT", "AVAILABLE"], rows, notes)]
+
+
+def _kernels() -> list[str]:
+    title = "Kernels (ops with a native kernel / run through composites / primitives missing)"
+    rows, notes = [], []
+    for name in MANAGER.device_types:
+        native, inherited, missing = REGISTRY.implemented(name)
+        rows.append([name, str(len(native)), str(len(inherited)), str(len(missing))])
+        notes.append([f"missing primitives: {', '.join(missing)}"] if missing else [])
+    if not rows:
+        return [title, f"{_INDENT}none"]
+    return [title, *_table(["TYPE", "NATIVE", "COMPOSITE", "MISSING"], rows, notes)]
+
+
+def _table(header: list[str], rows: list[list[str]], notes: list[list[str]]) -> list[str]:
+    """Left-aligned columns; each row's notes are wrapped beneath it, under column two."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    note_indent = _INDENT + " " * (widths[0] + 2)
+
+    def line(cells: list[str]) -> str:
+        return (
+            _INDENT + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
+        ).rstrip()
+
+    lines = [line(header)]
+    for row, row_notes in zip(rows, notes, strict=True):
+        lines.append(line(row))
+        for note in row_notes:
+            lines.extend(
+                textwrap.wrap(
+                    note,
+                    _WIDTH,
+                    initial_indent=note_indent,
+                    subsequent_indent=note_indent + "  ",
+                    break_on_hyphens=False,
+                )
+            )
+    return lines
+
+
+if __name__ == "__main__":
+    sys.exit(main())

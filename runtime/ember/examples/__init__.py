@@ -1,0 +1,1 @@
+"""Runnable examples behind `python -m ember demo`."""
