@@ -41,10 +41,10 @@ def contiguous_strides(shape: Shape) -> Shape:
 
 
 def _is_contiguous(shape: Shape, strides: Shape) -> bool:
+    if 0 in shape:
+        return True
     step = 1
     for size, stride in zip(reversed(shape), reversed(strides)):
-        if size == 0:
-            return True
         if size != 1:
             if stride != step:
                 return False

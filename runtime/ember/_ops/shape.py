@@ -16,6 +16,7 @@ from ember._dispatch import kernel_for
 from ember._ops import conversion, names
 from ember._ops._meta import same_device, wrap_dim, wrap_dims
 from ember._ops._view_geometry import infer_size, int_tuple, view_dtype, view_strides
+from ember._ops._view_split import chunk, split, unbind
 from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
 
 __all__ = [
@@ -268,63 +269,6 @@ def unflatten(t: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
             f"{d} ({size}) in the input tensor"
         ) from None
     return view(t, (*t._shape[:d], *split_sizes, *t._shape[d + 1 :]))
-
-
-def split(
-    t: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
-) -> tuple[Tensor, ...]:
-    """Views of consecutive pieces along `dim`: equal sizes (last smaller) or given sizes."""
-    if not t._shape:
-        raise RuntimeError("split expects at least a 1-dimensional tensor")
-    d = wrap_dim(dim, len(t._shape), "split")
-    size = t._shape[d]
-    if isinstance(split_size_or_sections, Sequence):
-        sections = int_tuple("split", split_size_or_sections, "split_size")
-        if any(s < 0 for s in sections) or sum(sections) != size:
-            raise RuntimeError(
-                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
-                f"size at dimension {d}), but got split_sizes={list(sections)}"
-            )
-    else:
-        step = operator.index(split_size_or_sections)
-        if step < 0:
-            raise RuntimeError(
-                f"split expects split_size be non-negative, but got split_size={step}"
-            )
-        if step == 0 and size != 0:
-            raise RuntimeError(
-                f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
-            )
-        count = max(-(-size // step), 1) if step else 1
-        sections = tuple(min(step, size - i * step) for i in range(count))
-    pieces = []
-    start = 0
-    for length in sections:
-        pieces.append(narrow(t, d, start, length))
-        start += length
-    return tuple(pieces)
-
-
-def chunk(t: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """Up to `chunks` views of equal size along `dim` (the last may be smaller)."""
-    if not t._shape:
-        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = wrap_dim(dim, len(t._shape), "chunk")
-    size = t._shape[d]
-    if size == 0:
-        # Any number of empty pieces sums to 0; PyTorch returns exactly `chunks` of them.
-        return split(t, [0] * chunks, d)
-    return split(t, -(-size // chunks), d)
-
-
-def unbind(t: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
-    """Every slice along `dim`, each without that dimension (views)."""
-    if not t._shape:
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = wrap_dim(dim, len(t._shape), "unbind")
-    return tuple(select(t, d, i) for i in range(t._shape[d]))
 
 
 def as_strided(

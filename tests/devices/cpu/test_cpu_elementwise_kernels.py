@@ -170,13 +170,44 @@ def test_unary_float_edges() -> None:
     assert out.numpy().tolist() == [0.0, 0.0, -1.0]  # PyTorch: sign(NaN) is 0
 
 
-def test_exp_float32_is_accurate_over_its_range() -> None:
-    x = np.linspace(-103.0, 88.7, 1_000_003, dtype=np.float32)
+ULP_RANGES = {  # float32 kernels with their own vectorised math: op -> (low, high)
+    "exp": (-103.0, 88.7),
+    "log": (1e-38, 3e38),
+    "tanh": (-10.0, 10.0),
+    "erf": (-5.0, 5.0),
+    "sigmoid": (-80.0, 80.0),
+}
+
+
+@pytest.mark.parametrize("op", sorted(ULP_RANGES))
+def test_float32_math_within_3_ulp(op: str) -> None:
+    low, high = ULP_RANGES[op]
+    if low > 0:
+        x = np.geomspace(low, high, 1_000_003).astype(np.float32)
+    else:
+        x = np.linspace(low, high, 1_000_003, dtype=np.float32)
+    x = np.concatenate([x, np.geomspace(1e-30, 1.0, 1001, dtype=np.float32)])
     out = empty(x.shape, "float32")
-    kernel("exp")(out, tensor(x))
-    exact = np.exp(x.astype(np.float64))
-    ulp = np.spacing(exact.astype(np.float32)).astype(np.float64)
-    assert np.max(np.abs(out.numpy() - exact) / ulp) < 2
+    kernel(op)(out, tensor(x))
+    exact = reference(UNARY[op][0], x)
+    ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    assert np.max(np.abs(out.numpy() - exact) / ulp) <= 3
+
+
+def test_float32_math_special_values() -> None:
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, -1.0, 1e-45], np.float32)
+    expected = {
+        "log": [np.nan, np.inf, np.nan, -np.inf, -np.inf, np.nan, math.log(float(x[6]))],
+        "erf": [np.nan, 1.0, -1.0, 0.0, -0.0, math.erf(-1.0), 1e-45],
+        "tanh": [np.nan, 1.0, -1.0, 0.0, -0.0, math.tanh(-1.0), 1e-45],
+        "exp": [np.nan, np.inf, 0.0, 1.0, 1.0, math.exp(-1.0), 1.0],
+    }
+    for op, values in expected.items():
+        out = empty(x.shape, "float32")
+        kernel(op)(out, tensor(x))
+        want = np.array(values, np.float32)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-6, atol=0)
+        assert (np.signbit(out.numpy()) == np.signbit(want))[~np.isnan(want)].all(), op
 
 
 def test_unary_rejects_unsupported_dtype() -> None:

@@ -13,6 +13,8 @@
 /* float or double libm function by the argument's type (float16 computes in float). */
 #define EM_F(name, x) _Generic((x), float: name##f, default: name)(x)
 #define EM_EXP(x) _Generic((x), float: em_expf, default: exp)(x)
+#define EM_LOG(x) _Generic((x), float: em_logf, default: log)(x)
+#define EM_ERF(x) _Generic((x), float: em_erff, default: erf)(x)
 #define EM_TANH(x) _Generic((x), float: em_tanhf, default: tanh)(x)
 #define EM_SIGMOID(x) _Generic((x), float: em_sigmoidf, default: em_sigmoid)(x)
 
@@ -81,14 +83,14 @@ EM_SIGNED_TYPES(EM_UNARY_LOOP, abs, x < 0 ? (value_t)(0 - (unsigned_t)x) : x)
 EM_FLOAT_TYPES(EM_UNARY_LOOP, abs, EM_F(fabs, x))
 
 EM_FLOAT_TYPES(EM_UNARY_LOOP, exp, EM_EXP(x))
-EM_FLOAT_TYPES(EM_UNARY_LOOP, log, EM_F(log, x))
+EM_FLOAT_TYPES(EM_UNARY_LOOP, log, EM_LOG(x))
 EM_FLOAT_TYPES(EM_UNARY_LOOP, log1p, EM_F(log1p, x))
 EM_FLOAT_TYPES(EM_UNARY_LOOP, expm1, EM_F(expm1, x))
 EM_FLOAT_TYPES(EM_UNARY_LOOP, sqrt, EM_F(sqrt, x))
 EM_FLOAT_TYPES(EM_UNARY_LOOP, sin, EM_F(sin, x))
 EM_FLOAT_TYPES(EM_UNARY_LOOP, cos, EM_F(cos, x))
 EM_FLOAT_TYPES(EM_UNARY_LOOP, tanh, EM_TANH(x))
-EM_FLOAT_TYPES(EM_UNARY_LOOP, erf, EM_F(erf, x))
+EM_FLOAT_TYPES(EM_UNARY_LOOP, erf, EM_ERF(x))
 EM_FLOAT_TYPES(EM_UNARY_LOOP, floor, EM_F(floor, x))
 EM_FLOAT_TYPES(EM_UNARY_LOOP, ceil, EM_F(ceil, x))
 /* Round half to even, as PyTorch does: rint in the default rounding mode. */
@@ -108,7 +110,7 @@ EM_FLOAT_TYPES(EM_UNARY_LOOP, sigmoid, EM_SIGMOID(x))
 EM_SIGNED_TYPES(EM_UNARY_LOOP, relu, x < 0 ? 0 : x)
 EM_FLOAT_TYPES(EM_UNARY_LOOP, relu, x < 0 ? 0 : x)
 
-EM_FLOAT_TYPES(EM_UNARY_LOOP, gelu, x * 0.5f * (1 + EM_F(erf, x * (compute_t)0.70710678118654752440)))
+EM_FLOAT_TYPES(EM_UNARY_LOOP, gelu, x * 0.5f * (1 + EM_ERF(x * (compute_t)0.70710678118654752440)))
 
 /* --- dispatch table ----------------------------------------------------------------- */
 

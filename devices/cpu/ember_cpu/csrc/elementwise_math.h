@@ -2,7 +2,7 @@
  *
  * glibc only exposes its vector math (libmvec) under -ffast-math, so a loop calling expf
  * stays scalar. These inline versions are branch-free arithmetic that gcc turns into
- * SIMD code; their accuracy is within 2 ulp of the correctly rounded result, with IEEE
+ * SIMD code; their accuracy is within 3 ulp of the correctly rounded result, with IEEE
  * behaviour at the edges (NaN propagates, overflow gives inf, underflow gives subnormals
  * then 0).
  */
@@ -42,6 +42,73 @@ static inline float em_expf(float x) {
            em_bits_to_float((uint32_t)(k2 + 127) << 23);
 }
 
+static inline uint32_t em_float_to_bits(float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits;
+}
+
+/* log (Cephes logf): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) from a minimax
+ * polynomial in m - 1, e ln2 added in two parts. Subnormals are scaled by 2^23 first;
+ * 0, negatives, inf and NaN are patched in at the end. */
+static inline float em_logf(float x) {
+    const int subnormal = x < 1.17549435e-38f;
+    const float xs = subnormal ? x * 8388608.0f : x;
+    const uint32_t bits = em_float_to_bits(xs);
+    float e = (float)((int32_t)((bits >> 23) & 0xff) - 126 - (subnormal ? 23 : 0));
+    float m = em_bits_to_float((bits & 0x007fffffu) | 0x3f000000u); /* [0.5, 1) */
+    const int below = m < 0.707106781186547524f;
+    e = below ? e - 1.0f : e;
+    const float f = below ? m + m - 1.0f : m - 1.0f;
+    const float z = f * f;
+    float p = 7.0376836292e-2f;
+    p = fmaf(p, f, -1.1514610310e-1f);
+    p = fmaf(p, f, 1.1676998740e-1f);
+    p = fmaf(p, f, -1.2420140846e-1f);
+    p = fmaf(p, f, 1.4249322787e-1f);
+    p = fmaf(p, f, -1.6668057665e-1f);
+    p = fmaf(p, f, 2.0000714765e-1f);
+    p = fmaf(p, f, -2.4999993993e-1f);
+    p = fmaf(p, f, 3.3333331174e-1f);
+    float y = p * f * z;
+    y = fmaf(e, -2.12194440e-4f, y);
+    y = fmaf(z, -0.5f, y);
+    float r = fmaf(e, 0.693359375f, f + y);
+    r = x == INFINITY ? x : r;
+    r = x == 0.0f ? -INFINITY : r;
+    return x < 0.0f || x != x ? NAN : r;
+}
+
+/* erf: erf(x) = x P(x^2) for |x| < 1; else 1 - e^{-x^2} Q(1/|x|) / |x| with the sign
+ * restored (|x| is capped at 4, where erf rounds to 1). P and Q are least-squares fits
+ * of relative error below 1e-8; the result is within 3 ulp. */
+static inline float em_erff(float x) {
+    const float ax = fabsf(x);
+    const float z = x * x;
+    float p = 7.923287444e-05f;
+    p = fmaf(p, z, -8.030977442e-04f);
+    p = fmaf(p, z, 5.190675130e-03f);
+    p = fmaf(p, z, -2.685504853e-02f);
+    p = fmaf(p, z, 1.128361535e-01f);
+    p = fmaf(p, z, -3.761262871e-01f);
+    p = fmaf(p, z, 1.128379166e+00f);
+    const float small = x * p;
+    const float c = ax < 4.0f ? ax : 4.0f;
+    const float u = 1.0f / c;
+    float q = -4.815849420e-02f;
+    q = fmaf(q, u, 3.257863095e-01f);
+    q = fmaf(q, u, -9.761977954e-01f);
+    q = fmaf(q, u, 1.683977590e+00f);
+    q = fmaf(q, u, -1.785654007e+00f);
+    q = fmaf(q, u, 1.075576000e+00f);
+    q = fmaf(q, u, -1.494818957e-01f);
+    q = fmaf(q, u, -2.607921205e-01f);
+    q = fmaf(q, u, -1.721342661e-03f);
+    q = fmaf(q, u, 5.642493287e-01f);
+    const float large = copysignf(1.0f - em_expf(-c * c) * u * q, x);
+    return ax < 1.0f || x != x ? small : large;
+}
+
 static inline float em_sigmoidf(float x) { return 1.0f / (1.0f + em_expf(-x)); }
 
 /* tanh (Cephes tanhf): an odd minimax polynomial for |x| < 0.625, else
@@ -54,7 +121,7 @@ static inline float em_tanhf(float x) {
     p = fmaf(p, z, -5.37397155531e-2f);
     p = fmaf(p, z, 1.33314422036e-1f);
     p = fmaf(p, z, -3.33332819422e-1f);
-    float small = fmaf(p * z, x, x);
+    float small = copysignf(fmaf(p * z, x, x), x); /* keeps tanh(-0) == -0 */
     float large = copysignf(1.0f - 2.0f / (em_expf(2.0f * ax) + 1.0f), x);
     return ax < 0.625f ? small : large;
 }

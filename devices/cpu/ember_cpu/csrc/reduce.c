@@ -12,15 +12,19 @@
  */
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
 
 #include "ember_cpu.h"
 
 enum { RED_SUM, RED_PROD, RED_AMAX, RED_AMIN, RED_ANY, RED_ALL, RED_COUNT };
 
 #define SUM_BLOCK 4096  /* float32/float16 elements summed in float lanes before double */
-#define COL_CHUNK 2048   /* outputs accumulated side by side by the column loop */
+#define COL_CHUNK 2048  /* outputs accumulated side by side by the column loop */
 #define COL_MIN 16      /* a contiguous kept dim shorter than this is not worth columns */
 
 typedef union {
@@ -43,6 +47,12 @@ typedef int64_t v4l __attribute__((vector_size(32)));
 static const int ITEMSIZE[8] = {1, 1, 1, 4, 8, 2, 4, 8};
 
 static inline int is_float(int dt) { return dt >= EM_FLOAT16; }
+
+static int too_many_dims(int ndim) {
+    snprintf(em_error_message, sizeof em_error_message,
+             "the cpu device supports at most %d dims, got %d", EM_MAX_DIMS, ndim);
+    return 2;
+}
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* ---- row and column kernels ----------------------------------------------------------- */
@@ -236,19 +246,32 @@ DEFINE_FLOAT_KERNELS(f64, double)
 
 DEFINE_SCALAR_EXTREMES(f16, em_half)
 
-/* float16 sum: float lanes per block, blocks added in double. */
+/* float16 sum: float lanes per block (converted 8 at a time by F16C where the CPU has
+ * it), blocks added in double. */
 static void row_sum_f16(const char* base, int64_t n, int64_t s, acc_t* acc) {
     const em_half* p = (const em_half*)base;
     double total = 0.0;
     for (int64_t i0 = 0; i0 < n; i0 += SUM_BLOCK) {
         int64_t end = min64(n, i0 + SUM_BLOCK), i = i0;
-        float lane[16] = {0};
+        double block = 0.0;
         if (s == 1) {
+#ifdef __F16C__
+            v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+            for (; i + 32 <= end; i += 32) {
+                a0 += (v8f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(p + i)));
+                a1 += (v8f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(p + i + 8)));
+                a2 += (v8f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(p + i + 16)));
+                a3 += (v8f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(p + i + 24)));
+            }
+            v8f v = (a0 + a1) + (a2 + a3);
+            for (int l = 0; l < 8; l++) block += v[l];
+#else
+            float lane[16] = {0};
             for (; i + 16 <= end; i += 16)
                 for (int l = 0; l < 16; l++) lane[l] += (float)p[i + l];
+            for (int l = 0; l < 16; l++) block += lane[l];
+#endif
         }
-        double block = 0.0;
-        for (int l = 0; l < 16; l++) block += lane[l];
         for (; i < end; i++) block += (float)p[i * s];
         total += block;
     }
@@ -502,6 +525,19 @@ static inline void split(int64_t n, int t, int nt, int64_t* begin, int64_t* end)
     *end = n * (t + 1) / nt;
 }
 
+/* Runs fn(ctx, t, nt) on every thread when the work is worth a parallel region, else
+ * fn(ctx, 0, 1) directly: even an `omp parallel if(0)` costs a team setup per call. */
+typedef void (*part_fn)(const void* ctx, int t, int nt);
+
+static void run_parts(int64_t work, int64_t units, part_fn fn, const void* ctx) {
+    if (work >= EM_PARALLEL_GRAIN && units > 1 && omp_get_max_threads() > 1) {
+#pragma omp parallel
+        fn(ctx, omp_get_thread_num(), omp_get_num_threads());
+    } else {
+        fn(ctx, 0, 1);
+    }
+}
+
 /* ---- the reduction executor ----------------------------------------------------------- */
 
 typedef struct {
@@ -531,114 +567,149 @@ static void reduce_span(const plan_t* pl, int64_t base, int64_t begin, int64_t e
     }
 }
 
+/* rows: outputs split across threads, each reducing its whole span */
+static void rows_part(const void* ctx, int t, int nt) {
+    const plan_t* pl = ctx;
+    int64_t begin, end, idx[EM_MAX_DIMS], ka = 0, ko = 0;
+    split(pl->nout, t, nt, &begin, &end);
+    if (begin < end) unravel(&pl->k, begin, idx, &ka, &ko);
+    for (int64_t o = begin; o < end; o++) {
+        acc_t acc = identity(pl->op, pl->fl);
+        reduce_span(pl, ka, 0, pl->rtotal, &acc);
+        store(pl->out_dt, pl->out + ko * pl->osz, acc, pl->fl);
+        advance(&pl->k, idx, &ka, &ko);
+    }
+}
+
+/* rows, few outputs: each output's span cut into `per` chunks, partials in `part` */
+typedef struct {
+    const plan_t* pl;
+    int64_t per;
+    acc_t* part;
+} chunks_t;
+
+static void chunks_part(const void* ctx, int t, int nt) {
+    const chunks_t* ch = ctx;
+    const plan_t* pl = ch->pl;
+    int64_t begin, end;
+    split(pl->nout * ch->per, t, nt, &begin, &end);
+    for (int64_t it = begin; it < end; it++) {
+        int64_t o = it / ch->per, c = it % ch->per, idx[EM_MAX_DIMS], ka, ko;
+        unravel(&pl->k, o, idx, &ka, &ko);
+        ch->part[it] = identity(pl->op, pl->fl);
+        reduce_span(pl, ka, pl->rtotal * c / ch->per, pl->rtotal * (c + 1) / ch->per,
+                    &ch->part[it]);
+    }
+}
+
 static int run_rows(const plan_t* pl) {
     int nt = omp_get_max_threads();
-    int64_t work = pl->nout * pl->rtotal;
-    if (pl->nout < nt && nt > 1 && pl->rtotal >= 2 * EM_PARALLEL_GRAIN) {
-        /* few outputs, long reductions: several chunks per output */
-        int64_t per = (nt + pl->nout - 1) / pl->nout;
-        per = min64(per, pl->rtotal / EM_PARALLEL_GRAIN);
-        int64_t items = pl->nout * per;
-        acc_t* part = malloc((size_t)items * sizeof(acc_t));
-        if (!part) {
+    if (pl->nout < nt && pl->rtotal >= 2 * EM_PARALLEL_GRAIN) {
+        chunks_t ch = {pl, min64((nt + pl->nout - 1) / pl->nout, pl->rtotal / EM_PARALLEL_GRAIN),
+                       NULL};
+        ch.part = malloc((size_t)(pl->nout * ch.per) * sizeof(acc_t));
+        if (!ch.part) {
             strcpy(em_error_message, "out of memory");
             return 2;
         }
-#pragma omp parallel for schedule(static)
-        for (int64_t it = 0; it < items; it++) {
-            int64_t o = it / per, c = it % per, idx[EM_MAX_DIMS], ka, ko;
-            unravel(&pl->k, o, idx, &ka, &ko);
-            part[it] = identity(pl->op, pl->fl);
-            reduce_span(pl, ka, pl->rtotal * c / per, pl->rtotal * (c + 1) / per, &part[it]);
-        }
+        run_parts(pl->nout * pl->rtotal, pl->nout * ch.per, chunks_part, &ch);
         int64_t idx[EM_MAX_DIMS], ka, ko;
         unravel(&pl->k, 0, idx, &ka, &ko);
         for (int64_t o = 0; o < pl->nout; o++) {
-            acc_t acc = part[o * per];
-            for (int64_t c = 1; c < per; c++) combine(pl->op, pl->fl, &acc, part[o * per + c]);
+            acc_t acc = ch.part[o * ch.per];
+            for (int64_t c = 1; c < ch.per; c++)
+                combine(pl->op, pl->fl, &acc, ch.part[o * ch.per + c]);
             store(pl->out_dt, pl->out + ko * pl->osz, acc, pl->fl);
             advance(&pl->k, idx, &ka, &ko);
         }
-        free(part);
+        free(ch.part);
         return 0;
     }
-#pragma omp parallel if (work >= EM_PARALLEL_GRAIN && pl->nout > 1)
-    {
-        int64_t begin, end, idx[EM_MAX_DIMS], ka, ko;
-        split(pl->nout, omp_get_thread_num(), omp_get_num_threads(), &begin, &end);
-        if (begin < end) unravel(&pl->k, begin, idx, &ka, &ko);
-        for (int64_t o = begin; o < end; o++) {
-            acc_t acc = identity(pl->op, pl->fl);
-            reduce_span(pl, ka, 0, pl->rtotal, &acc);
-            store(pl->out_dt, pl->out + ko * pl->osz, acc, pl->fl);
-            advance(&pl->k, idx, &ka, &ko);
-        }
-    }
+    run_parts(pl->nout * pl->rtotal, pl->nout, rows_part, pl);
     return 0;
 }
 
-/* One strip of up to COL_CHUNK outputs along the contiguous kept dim `inner`, reduced
- * over the reduced positions [rbegin, rend). */
-static void column_strip(const plan_t* pl, int64_t ka, int64_t j0, int64_t len,
-                         int64_t rbegin, int64_t rend, acc_t* acc) {
-    for (int64_t j = 0; j < len; j++) acc[j] = identity(pl->op, pl->fl);
-    if (rbegin >= rend) return;
-    int64_t idx[EM_MAX_DIMS], off, unused;
-    unravel(&pl->r, rbegin, idx, &off, &unused);
-    for (int64_t r = rbegin; r < rend; r++) {
-        pl->col(pl->a + (ka + off + j0) * pl->isz, len, acc);
-        advance(&pl->r, idx, &off, &unused);
+static inline acc_t col_get(const void* buf, int fl, int64_t j) {
+    acc_t a;
+    if (fl) a.f = ((const double*)buf)[j]; else a.i = ((const int64_t*)buf)[j];
+    return a;
+}
+
+static inline void col_set(void* buf, int fl, int64_t j, acc_t a) {
+    if (fl) ((double*)buf)[j] = a.f; else ((int64_t*)buf)[j] = a.i;
+}
+
+/* columns: strips of up to COL_CHUNK outputs along the contiguous kept dim (size m,
+ * output stride ostride), each strip reduced over rsplit parts of the reduced positions */
+typedef struct {
+    const plan_t* pl;
+    const dims_t* outer; /* the kept dims but the column dim */
+    int64_t m, ostride, chunks, rsplit;
+    void* part; /* rsplit > 1: COL_CHUNK accumulators per (strip, part) */
+} columns_t;
+
+static void column_strip(const columns_t* cs, int64_t item, int64_t rs, void* acc) {
+    const plan_t* pl = cs->pl;
+    int64_t idx[EM_MAX_DIMS], ka, ko, off, unused;
+    unravel(cs->outer, item / cs->chunks, idx, &ka, &ko);
+    int64_t j0 = (item % cs->chunks) * COL_CHUNK, len = min64(COL_CHUNK, cs->m - j0);
+    int64_t rbegin = pl->rtotal * rs / cs->rsplit, rend = pl->rtotal * (rs + 1) / cs->rsplit;
+    acc_t id = identity(pl->op, pl->fl);
+    for (int64_t j = 0; j < len; j++) col_set(acc, pl->fl, j, id);
+    if (rbegin < rend) {
+        unravel(&pl->r, rbegin, idx, &off, &unused);
+        for (int64_t r = rbegin; r < rend; r++) {
+            pl->col(pl->a + (ka + off + j0) * pl->isz, len, acc);
+            advance(&pl->r, idx, &off, &unused);
+        }
+    }
+    if (cs->rsplit == 1) {
+        for (int64_t j = 0; j < len; j++)
+            store(pl->out_dt, pl->out + (ko + (j0 + j) * cs->ostride) * pl->osz,
+                  col_get(acc, pl->fl, j), pl->fl);
+    }
+}
+
+static void columns_part(const void* ctx, int t, int nt) {
+    const columns_t* cs = ctx;
+    double local_f[COL_CHUNK];
+    int64_t local_i[COL_CHUNK], begin, end;
+    int64_t items = numel(cs->outer) * cs->chunks;
+    split(items * cs->rsplit, t, nt, &begin, &end);
+    for (int64_t it = begin; it < end; it++) {
+        void* acc = cs->part ? (char*)cs->part + it * COL_CHUNK * 8
+                    : cs->pl->fl ? (void*)local_f : (void*)local_i;
+        column_strip(cs, it / cs->rsplit, it % cs->rsplit, acc);
     }
 }
 
 static int run_columns(const plan_t* pl, const dims_t* outer, int64_t m, int64_t ostride) {
     int nt = omp_get_max_threads();
-    int64_t chunks = (m + COL_CHUNK - 1) / COL_CHUNK, nouter = numel(outer);
-    int64_t items = nouter * chunks, work = pl->nout * pl->rtotal;
-    int64_t rsplit = 1;
-    if (items < nt && nt > 1 && work >= 2 * EM_PARALLEL_GRAIN)
-        rsplit = min64((nt + items - 1) / items, pl->rtotal);
-    acc_t* part = NULL;
-    if (rsplit > 1) {
-        part = malloc((size_t)(items * rsplit * COL_CHUNK) * sizeof(acc_t));
-        if (!part) {
+    columns_t cs = {pl, outer, m, ostride, (m + COL_CHUNK - 1) / COL_CHUNK, 1, NULL};
+    int64_t items = numel(outer) * cs.chunks, work = pl->nout * pl->rtotal;
+    if (items < nt && work >= 2 * EM_PARALLEL_GRAIN) {
+        cs.rsplit = min64((nt + items - 1) / items, pl->rtotal);
+        cs.part = malloc((size_t)(items * cs.rsplit * COL_CHUNK) * 8);
+        if (!cs.part) {
             strcpy(em_error_message, "out of memory");
             return 2;
         }
     }
-#pragma omp parallel if (work >= EM_PARALLEL_GRAIN && items * rsplit > 1)
-    {
-        acc_t local[COL_CHUNK];
-        int64_t begin, end;
-        split(items * rsplit, omp_get_thread_num(), omp_get_num_threads(), &begin, &end);
-        for (int64_t it = begin; it < end; it++) {
-            int64_t item = it / rsplit, rs = it % rsplit, chunk = item % chunks;
-            int64_t idx[EM_MAX_DIMS], ka, ko;
-            unravel(outer, item / chunks, idx, &ka, &ko);
-            int64_t j0 = chunk * COL_CHUNK, len = min64(COL_CHUNK, m - j0);
-            acc_t* acc = part ? part + it * COL_CHUNK : local;
-            column_strip(pl, ka, j0, len, pl->rtotal * rs / rsplit,
-                         pl->rtotal * (rs + 1) / rsplit, acc);
-            if (!part) {
-                for (int64_t j = 0; j < len; j++)
-                    store(pl->out_dt, pl->out + (ko + (j0 + j) * ostride) * pl->osz, acc[j],
-                          pl->fl);
-            }
-        }
-    }
-    if (part) {
+    run_parts(work, items * cs.rsplit, columns_part, &cs);
+    if (cs.part) {
         for (int64_t item = 0; item < items; item++) {
-            int64_t chunk = item % chunks, idx[EM_MAX_DIMS], ka, ko;
-            unravel(outer, item / chunks, idx, &ka, &ko);
-            int64_t j0 = chunk * COL_CHUNK, len = min64(COL_CHUNK, m - j0);
-            acc_t* acc = part + item * rsplit * COL_CHUNK;
+            int64_t idx[EM_MAX_DIMS], ka, ko;
+            unravel(outer, item / cs.chunks, idx, &ka, &ko);
+            int64_t j0 = (item % cs.chunks) * COL_CHUNK, len = min64(COL_CHUNK, m - j0);
+            char* acc = (char*)cs.part + item * cs.rsplit * COL_CHUNK * 8;
             for (int64_t j = 0; j < len; j++) {
-                for (int64_t rs = 1; rs < rsplit; rs++)
-                    combine(pl->op, pl->fl, &acc[j], acc[rs * COL_CHUNK + j]);
-                store(pl->out_dt, pl->out + (ko + (j0 + j) * ostride) * pl->osz, acc[j], pl->fl);
+                acc_t total = col_get(acc, pl->fl, j);
+                for (int64_t rs = 1; rs < cs.rsplit; rs++)
+                    combine(pl->op, pl->fl, &total, col_get(acc + rs * COL_CHUNK * 8, pl->fl, j));
+                store(pl->out_dt, pl->out + (ko + (j0 + j) * ostride) * pl->osz, total, pl->fl);
             }
         }
-        free(part);
+        free(cs.part);
     }
     return 0;
 }
@@ -692,6 +763,7 @@ static void finish_plan(plan_t* pl) {
 
 int em_reduce(int op, int in_dt, int out_dt, intptr_t out, intptr_t a, int ndim,
               const int64_t* geometry, int64_t reduce_mask) {
+    if (ndim > EM_MAX_DIMS) return too_many_dims(ndim);
     const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
     plan_t pl;
     init_plan(&pl, op, in_dt, out_dt, a, out);
@@ -728,52 +800,143 @@ int em_reduce_contiguous(int op, int in_dt, int out_dt, intptr_t out, intptr_t a
 
 /* ---- argmax / argmin ------------------------------------------------------------------ */
 
-/* First index of the extreme of a strided row; the first NaN wins. */
-#define DEFINE_ARG_ROW(SUF, T, FLOAT)                                                    \
+#define ARG_BLOCK 512 /* contiguous rows are searched a vectorised block extreme at a time */
+
+typedef uint8_t v32u8 __attribute__((vector_size(32), aligned(1), may_alias));
+typedef int8_t v32i8 __attribute__((vector_size(32), aligned(1), may_alias));
+typedef int32_t v8i32 __attribute__((vector_size(32), aligned(4), may_alias));
+typedef int64_t v4i64 __attribute__((vector_size(32), aligned(8), may_alias));
+
+/* Scalar search of p[begin..end) (stride s), continuing from (*best, *bi); returns the
+ * index of a NaN (which wins at once), else -1. */
+#define DEFINE_ARG_SCAN(SUF, T, FLOAT)                                                   \
+    static int64_t arg_scan_##SUF(const T* p, int64_t begin, int64_t end, int64_t s,      \
+                                  int is_max, T* best, int64_t* bi) {                     \
+        for (int64_t i = begin; i < end; i++) {                                           \
+            T x = p[i * s];                                                               \
+            if (is_max ? x > *best : x < *best) {                                         \
+                *best = x;                                                                \
+                *bi = i;                                                                  \
+            } else if (FLOAT && x != x) {                                                 \
+                return i;                                                                 \
+            }                                                                             \
+        }                                                                                 \
+        return -1;                                                                        \
+    }
+
+/* The extreme of a contiguous block of n (a multiple of 2W) elements, by vector compares
+ * and blends; *nan is set when the block holds a NaN. */
+#define DEFINE_BLOCK_EXTREME(NAME, T, VT, VI, W, CMP)                                    \
+    static T NAME(const T* p, int64_t n, int* nan) {                                      \
+        VT m0 = *(const VT*)p, m1 = *(const VT*)(p + W);                                  \
+        VI n0 = m0 != m0, n1 = m1 != m1;                                                  \
+        for (int64_t i = 2 * W; i < n; i += 2 * W) {                                      \
+            VT x0 = *(const VT*)(p + i), x1 = *(const VT*)(p + i + W);                    \
+            VI c0 = x0 CMP m0, c1 = x1 CMP m1;                                            \
+            m0 = (VT)(((VI)x0 & c0) | ((VI)m0 & ~c0));                                    \
+            m1 = (VT)(((VI)x1 & c1) | ((VI)m1 & ~c1));                                    \
+            n0 |= x0 != x0;                                                               \
+            n1 |= x1 != x1;                                                               \
+        }                                                                                 \
+        T m = m0[0];                                                                      \
+        int any_nan = 0;                                                                  \
+        for (int l = 0; l < W; l++) {                                                     \
+            m = m0[l] CMP m ? m0[l] : m;                                                  \
+            m = m1[l] CMP m ? m1[l] : m;                                                  \
+            any_nan |= (n0[l] | n1[l]) != 0;                                              \
+        }                                                                                 \
+        *nan = any_nan;                                                                   \
+        return m;                                                                         \
+    }
+
+/* First index of the extreme of a row; the first NaN wins. */
+#define DEFINE_ARG_ROW(SUF, T, VT, VI, W, FLOAT)                                         \
+    DEFINE_ARG_SCAN(SUF, T, FLOAT)                                                        \
+    DEFINE_BLOCK_EXTREME(block_max_##SUF, T, VT, VI, W, >)                                \
+    DEFINE_BLOCK_EXTREME(block_min_##SUF, T, VT, VI, W, <)                                \
     static int64_t arg_row_##SUF(const char* base, int64_t n, int64_t s, int is_max) {   \
         const T* p = (const T*)base;                                                      \
         T best = p[0];                                                                    \
-        int64_t bi = 0;                                                                   \
+        int64_t bi = 0, b0 = 0;                                                           \
         if (FLOAT && best != best) return 0;                                              \
-        if (is_max) {                                                                     \
-            for (int64_t i = 1; i < n; i++) {                                             \
-                T x = p[i * s];                                                           \
-                if (x > best) { best = x; bi = i; }                                       \
-                else if (FLOAT && x != x) return i;                                       \
-            }                                                                             \
-        } else {                                                                          \
-            for (int64_t i = 1; i < n; i++) {                                             \
-                T x = p[i * s];                                                           \
-                if (x < best) { best = x; bi = i; }                                       \
-                else if (FLOAT && x != x) return i;                                       \
+        if (s == 1) {                                                                     \
+            for (; b0 + ARG_BLOCK <= n; b0 += ARG_BLOCK) {                                \
+                int nan;                                                                  \
+                T m = is_max ? block_max_##SUF(p + b0, ARG_BLOCK, &nan)                   \
+                             : block_min_##SUF(p + b0, ARG_BLOCK, &nan);                  \
+                if (FLOAT && nan) {                                                       \
+                    for (int64_t i = b0;; i++)                                            \
+                        if (p[i] != p[i]) return i;                                       \
+                }                                                                         \
+                if (is_max ? m > best : m < best) {                                       \
+                    int64_t i = b0;                                                       \
+                    while (p[i] != m) i++;                                                \
+                    best = m;                                                             \
+                    bi = i;                                                               \
+                }                                                                         \
             }                                                                             \
         }                                                                                 \
-        return bi;                                                                        \
+        int64_t nan_at = arg_scan_##SUF(p, b0 > 0 ? b0 : 1, n, s, is_max, &best, &bi);    \
+        return nan_at >= 0 ? nan_at : bi;                                                 \
     }                                                                                     \
     /* `len` side-by-side contiguous columns, rows `s` apart */                           \
     static void arg_cols_##SUF(const char* base, int64_t n, int64_t s, int64_t len,      \
                                int is_max, int64_t* bi) {                                 \
         const T* p = (const T*)base;                                                      \
         T best[COL_CHUNK];                                                                \
-        for (int64_t j = 0; j < len; j++) { best[j] = p[j]; bi[j] = 0; }                  \
+        for (int64_t j = 0; j < len; j++) {                                               \
+            best[j] = p[j];                                                               \
+            bi[j] = 0;                                                                    \
+        }                                                                                 \
         for (int64_t i = 1; i < n; i++) {                                                 \
             const T* q = p + i * s;                                                       \
-            for (int64_t j = 0; j < len; j++) {                                           \
-                T x = q[j], b = best[j];                                                  \
-                int upd = (is_max ? x > b : x < b) || (FLOAT && x != x && b == b);        \
-                best[j] = upd ? x : b;                                                    \
-                bi[j] = upd ? i : bi[j];                                                  \
+            if (is_max) {                                                                 \
+                for (int64_t j = 0; j < len; j++) {                                       \
+                    T x = q[j], b = best[j];                                              \
+                    int upd = (x > b) | ((x != x) & (b == b));                            \
+                    best[j] = upd ? x : b;                                                \
+                    bi[j] = upd ? i : bi[j];                                              \
+                }                                                                         \
+            } else {                                                                      \
+                for (int64_t j = 0; j < len; j++) {                                       \
+                    T x = q[j], b = best[j];                                              \
+                    int upd = (x < b) | ((x != x) & (b == b));                            \
+                    best[j] = upd ? x : b;                                                \
+                    bi[j] = upd ? i : bi[j];                                              \
+                }                                                                         \
             }                                                                             \
         }                                                                                 \
     }
 
-DEFINE_ARG_ROW(u8, uint8_t, 0)
-DEFINE_ARG_ROW(i8, int8_t, 0)
-DEFINE_ARG_ROW(i32, int32_t, 0)
-DEFINE_ARG_ROW(i64, int64_t, 0)
-DEFINE_ARG_ROW(f16, em_half, 1)
-DEFINE_ARG_ROW(f32, float, 1)
-DEFINE_ARG_ROW(f64, double, 1)
+DEFINE_ARG_ROW(u8, uint8_t, v32u8, v32i8, 32, 0)
+DEFINE_ARG_ROW(i8, int8_t, v32i8, v32i8, 32, 0)
+DEFINE_ARG_ROW(i32, int32_t, v8i32, v8i32, 8, 0)
+DEFINE_ARG_ROW(i64, int64_t, v4i64, v4i64, 4, 0)
+DEFINE_ARG_ROW(f32, float, v8f, v8i, 8, 1)
+DEFINE_ARG_ROW(f64, double, v4d, v4l, 4, 1)
+
+/* float16 has no vector type here: a scalar search */
+DEFINE_ARG_SCAN(f16, em_half, 1)
+static int64_t arg_row_f16(const char* base, int64_t n, int64_t s, int is_max) {
+    const em_half* p = (const em_half*)base;
+    em_half best = p[0];
+    int64_t bi = 0;
+    if (best != best) return 0;
+    int64_t nan_at = arg_scan_f16(p, 1, n, s, is_max, &best, &bi);
+    return nan_at >= 0 ? nan_at : bi;
+}
+
+static void arg_cols_f16(const char* base, int64_t n, int64_t s, int64_t len, int is_max,
+                         int64_t* bi) {
+    const em_half* p = (const em_half*)base;
+    for (int64_t j = 0; j < len; j++) {
+        em_half best = p[j];
+        bi[j] = 0;
+        if (best != best) continue;
+        int64_t nan_at = arg_scan_f16(p + j, 1, n, s, is_max, &best, &bi[j]);
+        if (nan_at >= 0) bi[j] = nan_at;
+    }
+}
 
 typedef int64_t (*arg_row_fn)(const char*, int64_t, int64_t, int);
 typedef void (*arg_cols_fn)(const char*, int64_t, int64_t, int64_t, int, int64_t*);
@@ -815,43 +978,65 @@ static int64_t take_column_dim(dims_t* k, int64_t* ostride, int need_out_unit) {
     return 0;
 }
 
+/* One pass along `dim` (size n, input stride s) for each position of the other dims k;
+ * with m > 0, the innermost of them (size m, contiguous) is walked COL_CHUNK at a time. */
+typedef struct {
+    dims_t k;
+    int64_t n, s, m, ostride, chunks, isz;
+    int dt, is_max;
+    const char* a;
+    int64_t* out;
+} arg_t;
+
+static void arg_rows_part(const void* ctx, int t, int nt) {
+    const arg_t* g = ctx;
+    int64_t begin, end, idx[EM_MAX_DIMS], ka = 0, ko = 0;
+    split(numel(&g->k), t, nt, &begin, &end);
+    if (begin < end) unravel(&g->k, begin, idx, &ka, &ko);
+    for (int64_t o = begin; o < end; o++) {
+        g->out[ko] = ARG_ROWS[g->dt](g->a + ka * g->isz, g->n, g->s, g->is_max);
+        advance(&g->k, idx, &ka, &ko);
+    }
+}
+
+static void arg_cols_part(const void* ctx, int t, int nt) {
+    const arg_t* g = ctx;
+    int64_t begin, end, bi[COL_CHUNK];
+    split(numel(&g->k) * g->chunks, t, nt, &begin, &end);
+    for (int64_t it = begin; it < end; it++) {
+        int64_t idx[EM_MAX_DIMS], ka, ko;
+        unravel(&g->k, it / g->chunks, idx, &ka, &ko);
+        int64_t j0 = (it % g->chunks) * COL_CHUNK, len = min64(COL_CHUNK, g->m - j0);
+        ARG_COLS[g->dt](g->a + (ka + j0) * g->isz, g->n, g->s, len, g->is_max, bi);
+        for (int64_t j = 0; j < len; j++) g->out[ko + (j0 + j) * g->ostride] = bi[j];
+    }
+}
+
 int em_argextreme(int is_max, int dt, intptr_t out, intptr_t a, int ndim,
                   const int64_t* geometry, int dim) {
+    if (ndim > EM_MAX_DIMS) return too_many_dims(ndim);
     const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
-    int64_t n = ndim ? shape[dim] : 1, s = ndim ? sa[dim] : 0;
-    if (n == 0) {
+    arg_t g;
+    g.n = ndim ? shape[dim] : 1;
+    g.s = ndim ? sa[dim] : 0;
+    if (g.n == 0) {
         strcpy(em_error_message, "cannot perform reduction over a zero-size dimension");
         return 2;
     }
-    dims_t k;
-    other_dims(&k, ndim, shape, sa, so, dim);
-    int64_t nout = numel(&k), isz = ITEMSIZE[dt], ostride = 0;
+    other_dims(&g.k, ndim, shape, sa, so, dim);
+    int64_t nout = numel(&g.k);
     if (nout == 0) return 0;
-    const char* pa = (const char*)a;
-    int64_t* po = (int64_t*)out;
-    int64_t m = s != 1 ? take_column_dim(&k, &ostride, 0) : 0;
-    int64_t work = nout * n;
-    if (m) {
-        int64_t chunks = (m + COL_CHUNK - 1) / COL_CHUNK, items = numel(&k) * chunks;
-#pragma omp parallel for schedule(static) if (work >= EM_PARALLEL_GRAIN)
-        for (int64_t it = 0; it < items; it++) {
-            int64_t idx[EM_MAX_DIMS], ka, ko, bi[COL_CHUNK];
-            unravel(&k, it / chunks, idx, &ka, &ko);
-            int64_t j0 = (it % chunks) * COL_CHUNK, len = min64(COL_CHUNK, m - j0);
-            ARG_COLS[dt](pa + (ka + j0) * isz, n, s, len, is_max, bi);
-            for (int64_t j = 0; j < len; j++) po[ko + (j0 + j) * ostride] = bi[j];
-        }
-        return 0;
-    }
-#pragma omp parallel if (work >= EM_PARALLEL_GRAIN && nout > 1)
-    {
-        int64_t begin, end, idx[EM_MAX_DIMS], ka, ko;
-        split(nout, omp_get_thread_num(), omp_get_num_threads(), &begin, &end);
-        if (begin < end) unravel(&k, begin, idx, &ka, &ko);
-        for (int64_t o = begin; o < end; o++) {
-            po[ko] = ARG_ROWS[dt](pa + ka * isz, n, s, is_max);
-            advance(&k, idx, &ka, &ko);
-        }
+    g.dt = dt;
+    g.is_max = is_max;
+    g.isz = ITEMSIZE[dt];
+    g.a = (const char*)a;
+    g.out = (int64_t*)out;
+    g.m = g.s != 1 ? take_column_dim(&g.k, &g.ostride, 0) : 0;
+    if (g.m) {
+        g.chunks = (g.m + COL_CHUNK - 1) / COL_CHUNK;
+        run_parts(nout * g.n, numel(&g.k) * g.chunks, arg_cols_part, &g);
+    } else {
+        run_parts(nout * g.n, nout, arg_rows_part, &g);
     }
     return 0;
 }
@@ -930,48 +1115,71 @@ static void cumsum_cols_f32(const float* p, int64_t sa, float* q, int64_t so, in
     double acc[COL_CHUNK];
     for (int64_t j = 0; j < len; j++) acc[j] = 0.0;
     for (int64_t i = 0; i < n; i++) {
+        const float* src = p + i * sa;
+        float* dst = q + i * so;
         for (int64_t j = 0; j < len; j++) {
-            acc[j] += p[i * sa + j];
-            q[i * so + j] = (float)acc[j];
+            acc[j] += src[j];
+            dst[j] = (float)acc[j];
         }
+    }
+}
+
+typedef struct {
+    dims_t k;
+    int64_t n, sa, so, m, chunks;
+    int in_dt, out_dt;
+    const char* a;
+    char* out;
+} scan_t;
+
+static void scan_lines_part(const void* ctx, int t, int nt) {
+    const scan_t* g = ctx;
+    int64_t begin, end, idx[EM_MAX_DIMS], ka = 0, ko = 0;
+    split(numel(&g->k), t, nt, &begin, &end);
+    if (begin < end) unravel(&g->k, begin, idx, &ka, &ko);
+    for (int64_t o = begin; o < end; o++) {
+        cumsum_line(g->in_dt, g->out_dt, g->a + ka * ITEMSIZE[g->in_dt], g->sa,
+                    g->out + ko * ITEMSIZE[g->out_dt], g->so, g->n);
+        advance(&g->k, idx, &ka, &ko);
+    }
+}
+
+static void scan_cols_part(const void* ctx, int t, int nt) {
+    const scan_t* g = ctx;
+    int64_t begin, end;
+    split(numel(&g->k) * g->chunks, t, nt, &begin, &end);
+    for (int64_t it = begin; it < end; it++) {
+        int64_t idx[EM_MAX_DIMS], ka, ko;
+        unravel(&g->k, it / g->chunks, idx, &ka, &ko);
+        int64_t j0 = (it % g->chunks) * COL_CHUNK;
+        cumsum_cols_f32((const float*)g->a + ka + j0, g->sa, (float*)g->out + ko + j0, g->so,
+                        g->n, min64(COL_CHUNK, g->m - j0));
     }
 }
 
 int em_cumsum(int in_dt, int out_dt, intptr_t out, intptr_t a, int ndim,
               const int64_t* geometry, int dim) {
+    if (ndim > EM_MAX_DIMS) return too_many_dims(ndim);
     const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
-    int64_t n = ndim ? shape[dim] : 1, sad = ndim ? sa[dim] : 0, sod = ndim ? so[dim] : 0;
-    dims_t k;
-    other_dims(&k, ndim, shape, sa, so, dim);
-    int64_t nout = numel(&k), isz = ITEMSIZE[in_dt], osz = ITEMSIZE[out_dt], ostride = 0;
-    if (nout == 0 || n == 0) return 0;
-    const char* pa = (const char*)a;
-    char* po = (char*)out;
-    int64_t work = nout * n;
-    int64_t m = 0;
-    if (in_dt == EM_FLOAT32 && out_dt == EM_FLOAT32 && sad != 1)
-        m = take_column_dim(&k, &ostride, 1);
-    if (m) {
-        int64_t chunks = (m + COL_CHUNK - 1) / COL_CHUNK, items = numel(&k) * chunks;
-#pragma omp parallel for schedule(static) if (work >= EM_PARALLEL_GRAIN)
-        for (int64_t it = 0; it < items; it++) {
-            int64_t idx[EM_MAX_DIMS], ka, ko;
-            unravel(&k, it / chunks, idx, &ka, &ko);
-            int64_t j0 = (it % chunks) * COL_CHUNK;
-            cumsum_cols_f32((const float*)pa + ka + j0, sad, (float*)po + ko + j0, sod, n,
-                            min64(COL_CHUNK, m - j0));
-        }
-        return 0;
-    }
-#pragma omp parallel if (work >= EM_PARALLEL_GRAIN && nout > 1)
-    {
-        int64_t begin, end, idx[EM_MAX_DIMS], ka, ko;
-        split(nout, omp_get_thread_num(), omp_get_num_threads(), &begin, &end);
-        if (begin < end) unravel(&k, begin, idx, &ka, &ko);
-        for (int64_t o = begin; o < end; o++) {
-            cumsum_line(in_dt, out_dt, pa + ka * isz, sad, po + ko * osz, sod, n);
-            advance(&k, idx, &ka, &ko);
-        }
+    scan_t g;
+    g.n = ndim ? shape[dim] : 1;
+    g.sa = ndim ? sa[dim] : 0;
+    g.so = ndim ? so[dim] : 0;
+    g.in_dt = in_dt;
+    g.out_dt = out_dt;
+    g.a = (const char*)a;
+    g.out = (char*)out;
+    other_dims(&g.k, ndim, shape, sa, so, dim);
+    int64_t nout = numel(&g.k), ostride = 0;
+    if (nout == 0 || g.n == 0) return 0;
+    g.m = 0;
+    if (in_dt == EM_FLOAT32 && out_dt == EM_FLOAT32 && g.sa != 1)
+        g.m = take_column_dim(&g.k, &ostride, 1);
+    if (g.m) {
+        g.chunks = (g.m + COL_CHUNK - 1) / COL_CHUNK;
+        run_parts(nout * g.n, numel(&g.k) * g.chunks, scan_cols_part, &g);
+    } else {
+        run_parts(nout * g.n, nout, scan_lines_part, &g);
     }
     return 0;
 }
