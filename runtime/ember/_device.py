@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-class device:  # noqa: N801 - PyTorch's public name
+class device:
     """A device: `ember.device("cpu")`, `ember.device("opencl:0")`, `ember.device("opencl", 1)`.
 
     Instances are interned, so `a.device is b.device` holds for equal devices; the type

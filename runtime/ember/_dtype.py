@@ -24,10 +24,10 @@ __all__ = [
 ]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2  # promotion categories
-_pybool = type(True)  # the builtin, before this module's `bool` dtype shadows it
+_pybool = bool  # the builtin, before this module's `bool` dtype shadows it
 
 
-class dtype:  # noqa: N801 - PyTorch's public name
+class dtype:
     """An element type: `ember.float32`, `ember.int64`, ..."""
 
     __slots__ = ("category", "index", "is_floating_point", "is_signed", "itemsize", "name", "numpy")
@@ -53,7 +53,7 @@ class dtype:  # noqa: N801 - PyTorch's public name
         return False
 
 
-bool = dtype("bool", 0, np.dtype(np.bool_), _BOOL)  # noqa: A001 - PyTorch's public name
+bool = dtype("bool", 0, np.dtype(np.bool_), _BOOL)
 uint8 = dtype("uint8", 1, np.dtype(np.uint8), _INT)
 int8 = dtype("int8", 2, np.dtype(np.int8), _INT)
 int32 = dtype("int32", 3, np.dtype(np.int32), _INT)

@@ -638,11 +638,11 @@ class Tensor:
         return _ops.t(self)
 
     @property
-    def T(self) -> Tensor:  # noqa: N802 - PyTorch's public name
+    def T(self) -> Tensor:
         return _ops.permute(self, *reversed(range(len(self._shape))))
 
     @property
-    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's public name
+    def mT(self) -> Tensor:
         return _ops.transpose(self, -2, -1)
 
     def select(self, dim: int, index: int) -> Tensor:

@@ -18,8 +18,8 @@ from ._reference import (
     host,
     laid_out,
     make,
-    sample,
     pid,
+    sample,
     shape_id,
     shape_layouts,
 )
@@ -204,7 +204,7 @@ def test_clamp_keeps_nan(device: str) -> None:
 
 
 def test_clamp_requires_a_bound(device: str) -> None:
-    with pytest.raises(RuntimeError, match="min|max"):
+    with pytest.raises(RuntimeError, match=r"min|max"):
         ember.clamp(make([1.0], device))
 
 

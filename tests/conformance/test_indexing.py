@@ -12,7 +12,6 @@ import pytest
 from ._reference import (
     DTYPES,
     assert_close,
-    host,
     laid_out,
     make,
     pid,
@@ -157,7 +156,9 @@ def test_setitem(device: str, name: str, index, make_value, layout: str, rng) ->
         index = values > 0
     value = make_value(rng)
     version = tensor._version
-    tensor[_to_ember(index, device)] = make(value, device) if isinstance(value, np.ndarray) else value
+    tensor[_to_ember(index, device)] = (
+        make(value, device) if isinstance(value, np.ndarray) else value
+    )
     values[index] = value
     assert_close(tensor, values, ember.float32, rtol=0, atol=0)
     assert tensor._version > version

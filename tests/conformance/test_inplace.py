@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import ember
@@ -42,7 +43,9 @@ INPLACE: dict[str, tuple[Callable, Callable, str]] = {
 def test_inplace(device: str, op: str, dtype, layout: str, other_shape: tuple, rng) -> None:
     call, ref, domain = INPLACE[op]
     tensor, values = laid_out(sample((3, 4), dtype, rng), layout, device)
-    other_values = sample(other_shape, dtype, rng, "any" if domain in ("tensor", "none") else domain)
+    other_values = sample(
+        other_shape, dtype, rng, "any" if domain in ("tensor", "none") else domain
+    )
     other = make(other_values, device)
     version = tensor._version
     storage = tensor.untyped_storage()
@@ -116,7 +119,7 @@ def test_version_counts_every_inplace_write(device: str) -> None:
     ):
         write()
         versions.append(t._version)
-    assert all(b > a for a, b in zip(versions, versions[1:])), versions
+    assert all(b > a for a, b in itertools.pairwise(versions)), versions
     before = t._version
     _ = t + 1, t[1:], t.sum(), t.clone()
     assert t._version == before  # reads and views don't count

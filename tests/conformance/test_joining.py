@@ -78,14 +78,16 @@ def test_split_gives_views(device: str, size: int, split, dim: int, rng) -> None
         sizes = split
     assert [p.shape[dim] for p in pieces] == sizes
     offsets = np.cumsum([0, *sizes])
-    for piece, start, stop in zip(pieces, offsets[:-1], offsets[1:]):
+    for piece, start, stop in zip(pieces, offsets[:-1], offsets[1:], strict=True):
         want = values[start:stop] if dim == 0 else values[:, start:stop]
         assert_close(piece, want, ember.float32, rtol=0, atol=0)
         assert shares_storage(piece, tensor)
 
 
-@pytest.mark.parametrize(("size", "chunks", "sizes"), [(5, 3, [2, 2, 1]), (6, 4, [2, 2, 2]),
-                                                      (6, 3, [2, 2, 2]), (2, 5, [1, 1])])  # fmt: skip
+CHUNKS = [(5, 3, [2, 2, 1]), (6, 4, [2, 2, 2]), (6, 3, [2, 2, 2]), (2, 5, [1, 1])]
+
+
+@pytest.mark.parametrize(("size", "chunks", "sizes"), CHUNKS)
 def test_chunk(device: str, size: int, chunks: int, sizes: list, rng) -> None:
     values = sample((3, size), ember.float32, rng)
     tensor = make(values, device)

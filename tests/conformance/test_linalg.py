@@ -101,7 +101,10 @@ def test_matmul_empty_inner_dimension_gives_zeros(device: str) -> None:
 
 
 def test_matmul_result_is_contiguous_and_new(device: str, rng) -> None:
-    a, b = make(sample((3, 4), ember.float32, rng), device), make(np.eye(4, dtype=np.float32), device)
+    a, b = (
+        make(sample((3, 4), ember.float32, rng), device),
+        make(np.eye(4, dtype=np.float32), device),
+    )
     result = a @ b
     assert result.is_contiguous()
     assert result.untyped_storage() is not a.untyped_storage()
@@ -109,7 +112,13 @@ def test_matmul_result_is_contiguous_and_new(device: str, rng) -> None:
 
 @pytest.mark.parametrize(
     ("shape_a", "shape_b"),
-    [((2, 3), (4, 5)), ((3,), (4,)), ((2, 3, 4), (2, 5, 6)), ((2, 3, 4), (3, 4, 5)), ((3,), (4, 2))],
+    [
+        ((2, 3), (4, 5)),
+        ((3,), (4,)),
+        ((2, 3, 4), (2, 5, 6)),
+        ((2, 3, 4), (3, 4, 5)),
+        ((3,), (4, 2)),
+    ],
     ids=pid,
 )
 def test_matmul_shape_mismatch_raises(device: str, shape_a, shape_b) -> None:

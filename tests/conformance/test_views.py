@@ -28,6 +28,24 @@ def _base(kind: str, device: str, dtype: ember.dtype = ember.float32) -> tuple[A
     return make(values, device).transpose(0, 2), values.transpose(2, 1, 0)
 
 
+def _broadcast(a: np.ndarray, *shape: int) -> np.ndarray:
+    return np.broadcast_to(a, shape)
+
+
+def _strided(a: np.ndarray, offset: int) -> np.ndarray:
+    """NumPy's as_strided((3, 2), (1, 3), offset) of a contiguous array, in elements."""
+    flat = a.reshape(-1)[offset:]
+    return np.lib.stride_tricks.as_strided(flat, (3, 2), (a.itemsize, 3 * a.itemsize))
+
+
+def _np_expand_new(a: np.ndarray) -> np.ndarray:
+    return _broadcast(a[0, 0], 3, 2, 4)
+
+
+def _np_expand_keep(a: np.ndarray) -> np.ndarray:
+    return _broadcast(a[:, :1], 2, 3, 4)
+
+
 CASES: dict[str, ViewCase] = {
     "view": ViewCase(lambda t: t.view(6, 4), lambda a: a.reshape(6, 4)),
     "view_infer": ViewCase(lambda t: t.view(4, -1, 2), lambda a: a.reshape(4, -1, 2)),
@@ -55,25 +73,22 @@ CASES: dict[str, ViewCase] = {
     "narrow": ViewCase(lambda t: t.narrow(2, 1, 2), lambda a: a[:, :, 1:3]),
     "narrow_negative": ViewCase(lambda t: t.narrow(-2, -2, 2), lambda a: a[:, 1:3]),
     "narrow_empty": ViewCase(lambda t: t.narrow(0, 1, 0), lambda a: a[1:1]),
-    "expand": ViewCase(lambda t: t[:, :1].expand(2, 5, 4), lambda a: np.broadcast_to(a[:, :1], (2, 5, 4))),
-    "expand_new_dims": ViewCase(lambda t: t[0, 0].expand(3, 2, 4), lambda a: np.broadcast_to(a[0, 0], (3, 2, 4))),
-    "expand_keep": ViewCase(lambda t: t[:, :1].expand(-1, 3, -1), lambda a: np.broadcast_to(a[:, :1], (2, 3, 4))),
+    "expand": ViewCase(lambda t: t[:, :1].expand(2, 5, 4), lambda a: _broadcast(a[:, :1], 2, 5, 4)),
+    "expand_new_dims": ViewCase(lambda t: t[0, 0].expand(3, 2, 4), _np_expand_new),
+    "expand_keep": ViewCase(lambda t: t[:, :1].expand(-1, 3, -1), _np_expand_keep),
     "expand_as": ViewCase(lambda t: t[:1].expand_as(t), lambda a: np.broadcast_to(a[:1], a.shape)),
     "squeeze_all": ViewCase(lambda t: t[:1, :, 1:2].squeeze(), lambda a: a[:1, :, 1:2].squeeze()),
     "squeeze_dim": ViewCase(lambda t: t[:, :1].squeeze(1), lambda a: a[:, :1].squeeze(1)),
     "squeeze_noop": ViewCase(lambda t: t.squeeze(0), lambda a: a),
     "unsqueeze": ViewCase(lambda t: t.unsqueeze(0), lambda a: a[None], same_strides=False),
-    "unsqueeze_last": ViewCase(lambda t: t.unsqueeze(-1), lambda a: a[..., None], same_strides=False),
-    "unsqueeze_middle": ViewCase(lambda t: t.unsqueeze(2), lambda a: a[:, :, None], same_strides=False),
+    "unsqueeze_last": ViewCase(lambda t: t.unsqueeze(-1), lambda a: a[..., None], True, False),
+    "unsqueeze_middle": ViewCase(lambda t: t.unsqueeze(2), lambda a: a[:, :, None], True, False),
     "flatten": ViewCase(lambda t: t.flatten(), lambda a: a.reshape(-1)),
     "flatten_range": ViewCase(lambda t: t.flatten(1), lambda a: a.reshape(2, 12)),
     "flatten_fn": ViewCase(lambda t: ember.flatten(t, 0, 1), lambda a: a.reshape(6, 4)),
     "unflatten": ViewCase(lambda t: t.unflatten(2, (2, 2)), lambda a: a.reshape(2, 3, 2, 2)),
-    "unflatten_infer": ViewCase(lambda t: t.unflatten(-1, (-1, 1)), lambda a: a.reshape(2, 3, 4, 1)),
-    "as_strided": ViewCase(lambda t: t.contiguous().as_strided((3, 2), (1, 3), 2),
-                           lambda a: np.lib.stride_tricks.as_strided(
-                               np.ascontiguousarray(a).reshape(-1)[2:], (3, 2), (a.itemsize, 3 * a.itemsize)),
-                           is_view=False),
+    "unflatten_infer": ViewCase(lambda t: t.unflatten(-1, (-1, 1)), lambda a: a[..., None]),
+    "as_strided": ViewCase(lambda t: t.as_strided((3, 2), (1, 3), 2), lambda a: _strided(a, 2)),
 }  # fmt: skip
 
 # On the transposed base these cannot be views, so reshape/flatten copy (as in PyTorch).
@@ -101,7 +116,9 @@ def test_view_values_strides_and_storage(device: str, kind: str, case: str) -> N
         assert shares_storage(view, base)
         if spec.same_strides and reference.size > 1:
             want = tuple(s // reference.itemsize for s in reference.strides)
-            sized = [(st, w) for st, w, n in zip(view.stride(), want, view.shape) if n > 1]
+            sized = [
+                (st, w) for st, w, n in zip(view.stride(), want, view.shape, strict=True) if n > 1
+            ]
             assert all(st == w for st, w in sized), (view.stride(), want)
     if copies:
         assert not shares_storage(view, base)

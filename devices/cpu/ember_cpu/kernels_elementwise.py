@@ -43,6 +43,7 @@ _binary_scalar = lib.em_binary_scalar
 _binary_strided = lib.em_binary_strided
 _copy_flat = lib.em_copy
 _copy_strided = lib.em_copy_strided
+_fill_flat = lib.em_fill_flat
 
 
 def _strides_at(t: Tensor, shape: Shape) -> Shape:
@@ -203,11 +204,16 @@ def _scalar_args(value: Scalar) -> tuple[float, int, int]:
 
 def fill_(dst: Tensor, value: Scalar) -> None:
     """Every element of dst (any strides) becomes value."""
-    d, i, use_int = _scalar_args(value)
     shape = dst._shape
+    dt = dst._dtype
     if dst._contiguous:
-        status = lib.em_fill_flat(dst._dtype.index, prod(shape), _address(dst), d, i, use_int)
+        address = dst._storage.ptr + dst._offset * dt.itemsize
+        if isinstance(value, float):
+            status = _fill_flat(dt.index, prod(shape), address, value, 0, 0)
+        else:
+            status = _fill_flat(dt.index, prod(shape), address, *_scalar_args(value))
     else:
+        d, i, use_int = _scalar_args(value)
         nd = len(shape)
         geometry = _PACK[2 * nd](*shape, *dst._strides)
         status = lib.em_fill(dst._dtype.index, nd, geometry, _address(dst), d, i, use_int)

@@ -243,7 +243,7 @@ def _binary_function(name: str) -> Any:
 floor_divide = _binary_function("floor_divide")
 remainder = _binary_function("remainder")
 fmod = _binary_function("fmod")
-pow = _binary_function("pow")  # noqa: A001 - PyTorch's public name
+pow = _binary_function("pow")
 maximum = _binary_function("maximum")
 minimum = _binary_function("minimum")
 bitwise_and = _binary_function("bitwise_and")

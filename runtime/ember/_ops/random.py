@@ -31,8 +31,8 @@ __all__ = [
     "randint",
     "randn",
     "randn_like",
-    "randperm",
     "random_",
+    "randperm",
     "seed",
     "uniform_",
 ]

@@ -10,7 +10,7 @@ from ember._ops import names
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops.conversion import cast, python_scalar
 from ember._ops.creation import full
-from ember._ops.elementwise import _binary, _binary_general, _output, _finish, _inplace
+from ember._ops.elementwise import _binary, _binary_general, _finish, _inplace, _output
 from ember._tensor import Tensor, empty_tensor, make_view
 
 __all__ = [
@@ -125,7 +125,7 @@ def _unary_function(name: str) -> Any:
 
 
 neg = _unary_function("neg")
-abs = _unary_function("abs")  # noqa: A001 - PyTorch's public name
+abs = _unary_function("abs")
 exp = _unary_function("exp")
 log = _unary_function("log")
 log1p = _unary_function("log1p")
@@ -137,7 +137,7 @@ tanh = _unary_function("tanh")
 erf = _unary_function("erf")
 floor = _unary_function("floor")
 ceil = _unary_function("ceil")
-round = _unary_function("round")  # noqa: A001 - PyTorch's public name
+round = _unary_function("round")
 trunc = _unary_function("trunc")
 sign = _unary_function("sign")
 rsqrt = _unary_function("rsqrt")

@@ -153,11 +153,11 @@ int em_unary_opcode(const char* name) {
 
 static em_loop unary_loop(int op, int dtype) {
     if (op < 0 || op >= EM_UNARY_COUNT || dtype < 0 || dtype > 7) {
-        em_fail("bad unary op %d or dtype %d", op, dtype);
+        em_ew_fail("bad unary op %d or dtype %d", op, dtype);
         return NULL;
     }
     em_loop loop = unary_table[op][dtype];
-    if (!loop) em_fail("not implemented for dtype %s", em_dtype_names[dtype]);
+    if (!loop) em_ew_fail("not implemented for dtype %s", em_ew_dtype_names[dtype]);
     return loop;
 }
 
@@ -165,8 +165,8 @@ int em_unary(int op, int dtype, int64_t n, intptr_t out, intptr_t a) {
     em_loop loop = unary_loop(op, dtype);
     if (!loop) return EM_STATUS_ERROR;
     char* base[2] = {(char*)out, (char*)a};
-    int64_t stride[2] = {em_itemsize[dtype], em_itemsize[dtype]};
-    return em_run_flat(2, n, base, stride, loop, NULL);
+    int64_t stride[2] = {em_ew_itemsize[dtype], em_ew_itemsize[dtype]};
+    return em_ew_run_flat(2, n, base, stride, loop, NULL);
 }
 
 int em_unary_strided(int op, int dtype, int ndim, const char* geometry, intptr_t out,
@@ -174,9 +174,10 @@ int em_unary_strided(int op, int dtype, int ndim, const char* geometry, intptr_t
     em_loop loop = unary_loop(op, dtype);
     if (!loop) return EM_STATUS_ERROR;
     char* base[2] = {(char*)out, (char*)a};
-    const int itemsize[2] = {em_itemsize[dtype], em_itemsize[dtype]};
+    const int itemsize[2] = {em_ew_itemsize[dtype], em_ew_itemsize[dtype]};
     const int has_strides[2] = {1, 1};
     em_iter it;
-    if (em_iter_init(&it, 2, ndim, geometry, base, itemsize, has_strides)) return EM_STATUS_ERROR;
-    return em_iter_run(&it, loop, NULL);
+    if (em_ew_iter_init(&it, 2, ndim, geometry, base, itemsize, has_strides))
+        return EM_STATUS_ERROR;
+    return em_ew_iter_run(&it, loop, NULL);
 }

@@ -41,29 +41,29 @@ typedef struct {
 
 /* Build `it` from packed geometry (shape, then strides of the operands that have one;
  * operands with has_strides[k] == 0 get stride 0, i.e. a scalar). */
-int em_iter_init(em_iter* it, int nops, int ndim, const char* geometry, char* const* base,
+int em_ew_iter_init(em_iter* it, int nops, int ndim, const char* geometry, char* const* base,
                  const int* itemsize, const int* has_strides);
 
 /* Run `loop` over the iteration space, split across OpenMP threads when large. */
-int em_iter_run(const em_iter* it, em_loop loop, const void* ctx);
+int em_ew_iter_run(const em_iter* it, em_loop loop, const void* ctx);
 
 /* The common case without an iterator: every operand is contiguous (stride = itemsize)
  * or a scalar (stride 0), n elements. */
-int em_run_flat(int nops, int64_t n, char* const* base, const int64_t* stride, em_loop loop,
+int em_ew_run_flat(int nops, int64_t n, char* const* base, const int64_t* stride, em_loop loop,
                 const void* ctx);
 
 /* Fail with a formatted message in em_error_message; returns EM_STATUS_ERROR. */
-int em_fail(const char* format, ...) __attribute__((format(printf, 1, 2)));
+int em_ew_fail(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 /* Message for a loop status code. */
-int em_loop_failure(int code);
+int em_ew_loop_failure(int code);
 
-extern const char* const em_dtype_names[8];
-extern const int em_itemsize[8];
+extern const char* const em_ew_dtype_names[8];
+extern const int em_ew_itemsize[8];
 
 /* A Python scalar (given as a double, or as an int64 when use_int) converted to `dtype`,
  * with the same rules as copy_ (float to integer truncates, to bool tests != 0). */
-void em_scalar_to(int dtype, double d, int64_t i, int use_int, void* out);
+void em_ew_scalar_to(int dtype, double d, int64_t i, int use_int, void* out);
 
 /* Type lists: X(dtype code, suffix, storage type, compute type, unsigned type). The
  * compute type of float16 is float; unsigned types make integer wrap-around defined. */

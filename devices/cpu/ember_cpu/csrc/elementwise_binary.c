@@ -259,25 +259,25 @@ int em_binary_opcode(const char* name) {
 
 static em_loop binary_loop(int op, int dtype) {
     if (op < 0 || op >= EM_BINARY_COUNT || dtype < 0 || dtype > 7) {
-        em_fail("bad binary op %d or dtype %d", op, dtype);
+        em_ew_fail("bad binary op %d or dtype %d", op, dtype);
         return NULL;
     }
     em_loop loop = binary_table[op][dtype];
-    if (!loop) em_fail("not implemented for dtype %s", em_dtype_names[dtype]);
+    if (!loop) em_ew_fail("not implemented for dtype %s", em_ew_dtype_names[dtype]);
     return loop;
 }
 
 static int out_itemsize(int op, int dtype) {
-    return op >= EM_BINARY_EQ ? 1 : em_itemsize[dtype];
+    return op >= EM_BINARY_EQ ? 1 : em_ew_itemsize[dtype];
 }
 
-static int finish(int code) { return code ? em_loop_failure(code) : 0; }
+static int finish(int code) { return code ? em_ew_loop_failure(code) : 0; }
 
 /* PyTorch rejects an integral base raised to a negative integral scalar exponent. */
 static int check_scalar(int op, int dtype, int flags, int64_t si) {
     if (op == EM_BINARY_POW && dtype < EM_FLOAT16 && (flags & EM_SCALAR_B) &&
         (flags & EM_SCALAR_INT) && si < 0)
-        return em_fail("Integers to negative integer powers are not allowed.");
+        return em_ew_fail("Integers to negative integer powers are not allowed.");
     return 0;
 }
 
@@ -285,8 +285,9 @@ int em_binary(int op, int dtype, int64_t n, intptr_t out, intptr_t a, intptr_t b
     em_loop loop = binary_loop(op, dtype);
     if (!loop) return EM_STATUS_ERROR;
     char* base[3] = {(char*)out, (char*)a, (char*)b};
-    const int64_t stride[3] = {out_itemsize(op, dtype), em_itemsize[dtype], em_itemsize[dtype]};
-    return finish(em_run_flat(3, n, base, stride, loop, NULL));
+    const int64_t size = em_ew_itemsize[dtype];
+    const int64_t stride[3] = {out_itemsize(op, dtype), size, size};
+    return finish(em_ew_run_flat(3, n, base, stride, loop, NULL));
 }
 
 int em_binary_scalar(int op, int dtype, int64_t n, intptr_t out, intptr_t tensor, double sd,
@@ -294,13 +295,13 @@ int em_binary_scalar(int op, int dtype, int64_t n, intptr_t out, intptr_t tensor
     em_loop loop = binary_loop(op, dtype);
     if (!loop || check_scalar(op, dtype, flags, si)) return EM_STATUS_ERROR;
     uint64_t scalar = 0;
-    em_scalar_to(dtype, sd, si, flags & EM_SCALAR_INT, &scalar);
-    const int64_t size = em_itemsize[dtype];
+    em_ew_scalar_to(dtype, sd, si, flags & EM_SCALAR_INT, &scalar);
+    const int64_t size = em_ew_itemsize[dtype];
     int b_scalar = flags & EM_SCALAR_B;
     char* base[3] = {(char*)out, b_scalar ? (char*)tensor : (char*)&scalar,
                      b_scalar ? (char*)&scalar : (char*)tensor};
     const int64_t stride[3] = {out_itemsize(op, dtype), b_scalar ? size : 0, b_scalar ? 0 : size};
-    return finish(em_run_flat(3, n, base, stride, loop, NULL));
+    return finish(em_ew_run_flat(3, n, base, stride, loop, NULL));
 }
 
 int em_binary_strided(int op, int dtype, int ndim, const char* geometry, intptr_t out,
@@ -309,12 +310,13 @@ int em_binary_strided(int op, int dtype, int ndim, const char* geometry, intptr_
     if (!loop || check_scalar(op, dtype, flags, si)) return EM_STATUS_ERROR;
     uint64_t scalar = 0;
     if (flags & (EM_SCALAR_A | EM_SCALAR_B))
-        em_scalar_to(dtype, sd, si, flags & EM_SCALAR_INT, &scalar);
+        em_ew_scalar_to(dtype, sd, si, flags & EM_SCALAR_INT, &scalar);
     char* base[3] = {(char*)out, flags & EM_SCALAR_A ? (char*)&scalar : (char*)a,
                      flags & EM_SCALAR_B ? (char*)&scalar : (char*)b};
-    const int itemsize[3] = {out_itemsize(op, dtype), em_itemsize[dtype], em_itemsize[dtype]};
+    const int itemsize[3] = {out_itemsize(op, dtype), em_ew_itemsize[dtype], em_ew_itemsize[dtype]};
     const int has_strides[3] = {1, !(flags & EM_SCALAR_A), !(flags & EM_SCALAR_B)};
     em_iter it;
-    if (em_iter_init(&it, 3, ndim, geometry, base, itemsize, has_strides)) return EM_STATUS_ERROR;
-    return finish(em_iter_run(&it, loop, NULL));
+    if (em_ew_iter_init(&it, 3, ndim, geometry, base, itemsize, has_strides))
+        return EM_STATUS_ERROR;
+    return finish(em_ew_iter_run(&it, loop, NULL));
 }

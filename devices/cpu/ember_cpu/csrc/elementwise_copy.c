@@ -115,18 +115,19 @@ EM_INT_TYPES(EM_CONVERT_INT_ROW, 0)
 EM_FLOAT_TYPES(EM_CONVERT_FLOAT_ROW, 0)
 
 #define EM_CONVERT_ENTRY(SCODE, SSUF, S, DSUF, unused) [SCODE] = convert_##DSUF##_##SSUF,
-#define EM_CONVERT_TABLE_ROW(CODE, SUF, T, C, U, unused) [CODE] = {EM_SOURCES(EM_CONVERT_ENTRY, SUF, 0)},
+#define EM_CONVERT_TABLE_ROW(CODE, SUF, T, C, U, unused) \
+    [CODE] = {EM_SOURCES(EM_CONVERT_ENTRY, SUF, 0)},
 
 /* convert_table[dst][src]; the diagonal is unused (same-dtype copies move bytes). */
 static const em_loop convert_table[8][8] = {EM_ALL_TYPES(EM_CONVERT_TABLE_ROW, 0)};
 
 static int check_dtype(int dtype) {
-    if (dtype < 0 || dtype > 7) return em_fail("bad dtype code %d", dtype);
+    if (dtype < 0 || dtype > 7) return em_ew_fail("bad dtype code %d", dtype);
     return 0;
 }
 
 static em_loop copy_loop(int dst_dtype, int src_dtype) {
-    if (dst_dtype == src_dtype) return move_loop(em_itemsize[dst_dtype]);
+    if (dst_dtype == src_dtype) return move_loop(em_ew_itemsize[dst_dtype]);
     return convert_table[dst_dtype][src_dtype];
 }
 
@@ -134,20 +135,20 @@ int em_copy(int dst_dtype, int src_dtype, int64_t n, intptr_t dst, intptr_t src)
     if (check_dtype(dst_dtype) || check_dtype(src_dtype)) return EM_STATUS_ERROR;
     if (n <= 0) return 0;
     if (dst_dtype == src_dtype) {
-        const int64_t nbytes = n * em_itemsize[dst_dtype];
-        /* Overlapping ranges must be one memmove; disjoint large ones split across
-         * threads, byte by byte. */
+        const int64_t nbytes = n * em_ew_itemsize[dst_dtype];
+        /* Overlapping ranges must be one memmove; disjoint ones are split into byte
+         * ranges, one memmove per thread. */
         if (dst + nbytes > src && src + nbytes > dst) {
             memmove((void*)dst, (const void*)src, (size_t)nbytes);
             return 0;
         }
         char* base[2] = {(char*)dst, (char*)src};
         const int64_t stride[2] = {1, 1};
-        return em_run_flat(2, nbytes, base, stride, move_8, NULL);
+        return em_ew_run_flat(2, nbytes, base, stride, move_8, NULL);
     }
     char* base[2] = {(char*)dst, (char*)src};
-    const int64_t stride[2] = {em_itemsize[dst_dtype], em_itemsize[src_dtype]};
-    return em_run_flat(2, n, base, stride, convert_table[dst_dtype][src_dtype], NULL);
+    const int64_t stride[2] = {em_ew_itemsize[dst_dtype], em_ew_itemsize[src_dtype]};
+    return em_ew_run_flat(2, n, base, stride, convert_table[dst_dtype][src_dtype], NULL);
 }
 
 /* --- transposing copies ----------------------------------------------------------------
@@ -214,14 +215,15 @@ int em_copy_strided(int dst_dtype, int src_dtype, int ndim, const char* geometry
                     intptr_t src) {
     if (check_dtype(dst_dtype) || check_dtype(src_dtype)) return EM_STATUS_ERROR;
     char* base[2] = {(char*)dst, (char*)src};
-    const int itemsize[2] = {em_itemsize[dst_dtype], em_itemsize[src_dtype]};
+    const int itemsize[2] = {em_ew_itemsize[dst_dtype], em_ew_itemsize[src_dtype]};
     const int has_strides[2] = {1, 1};
     em_iter it;
-    if (em_iter_init(&it, 2, ndim, geometry, base, itemsize, has_strides)) return EM_STATUS_ERROR;
+    if (em_ew_iter_init(&it, 2, ndim, geometry, base, itemsize, has_strides))
+        return EM_STATUS_ERROR;
     if (it.numel == 0) return 0;
     em_loop loop = copy_loop(dst_dtype, src_dtype);
     int d = tile_dim(&it, itemsize);
-    return d >= 0 ? copy_tiled(&it, d, loop) : em_iter_run(&it, loop, NULL);
+    return d >= 0 ? copy_tiled(&it, d, loop) : em_ew_iter_run(&it, loop, NULL);
 }
 
 /* --- fill_ ---------------------------------------------------------------------------- */
@@ -230,30 +232,31 @@ int em_fill(int dtype, int ndim, const char* geometry, intptr_t dst, double d, i
             int use_int) {
     if (check_dtype(dtype)) return EM_STATUS_ERROR;
     uint64_t value = 0;
-    em_scalar_to(dtype, d, i, use_int, &value);
-    const int size = em_itemsize[dtype];
+    em_ew_scalar_to(dtype, d, i, use_int, &value);
+    const int size = em_ew_itemsize[dtype];
     /* A fill is a copy from a stride-0 source: the move loops hoist it. */
     char* base[2] = {(char*)dst, (char*)&value};
     const int itemsize[2] = {size, size};
     const int has_strides[2] = {1, 0};
     em_iter it;
-    if (em_iter_init(&it, 2, ndim, geometry, base, itemsize, has_strides)) return EM_STATUS_ERROR;
-    return em_iter_run(&it, move_loop(size), NULL);
+    if (em_ew_iter_init(&it, 2, ndim, geometry, base, itemsize, has_strides))
+        return EM_STATUS_ERROR;
+    return em_ew_iter_run(&it, move_loop(size), NULL);
 }
 
 int em_fill_flat(int dtype, int64_t n, intptr_t dst, double d, int64_t i, int use_int) {
     if (check_dtype(dtype)) return EM_STATUS_ERROR;
     uint64_t value = 0;
-    em_scalar_to(dtype, d, i, use_int, &value);
-    const int64_t size = em_itemsize[dtype];
+    em_ew_scalar_to(dtype, d, i, use_int, &value);
+    const int64_t size = em_ew_itemsize[dtype];
     if (value == 0 && n > 0) {
         char* base[2] = {(char*)dst, (char*)&value};
         const int64_t stride[2] = {1, 0};
-        return em_run_flat(2, n * size, base, stride, move_8, NULL);
+        return em_ew_run_flat(2, n * size, base, stride, move_8, NULL);
     }
     char* base[2] = {(char*)dst, (char*)&value};
     const int64_t stride[2] = {size, 0};
-    return em_run_flat(2, n, base, stride, move_loop((int)size), NULL);
+    return em_ew_run_flat(2, n, base, stride, move_loop((int)size), NULL);
 }
 
 /* --- arange_ -------------------------------------------------------------------------- */
@@ -292,7 +295,8 @@ static const em_loop arange_table[8] = {EM_INT_TYPES(EM_ENTRY, arange)
 int em_arange(int dtype, int64_t n, intptr_t out, double start, double step, int64_t start_i,
               int64_t step_i, int use_int) {
     if (check_dtype(dtype)) return EM_STATUS_ERROR;
-    if (!arange_table[dtype]) return em_fail("not implemented for dtype %s", em_dtype_names[dtype]);
+    if (!arange_table[dtype])
+        return em_ew_fail("not implemented for dtype %s", em_ew_dtype_names[dtype]);
     arange_params params = {start, step, start_i, step_i, !use_int};
     if (use_int && dtype >= EM_FLOAT16) {
         params.start = (double)start_i;
@@ -300,8 +304,8 @@ int em_arange(int dtype, int64_t n, intptr_t out, double start, double step, int
         params.in_double = 1;
     }
     char* base[1] = {(char*)out};
-    const int64_t stride[1] = {em_itemsize[dtype]};
-    return em_run_flat(1, n, base, stride, arange_table[dtype], &params);
+    const int64_t stride[1] = {em_ew_itemsize[dtype]};
+    return em_ew_run_flat(1, n, base, stride, arange_table[dtype], &params);
 }
 
 /* --- where ---------------------------------------------------------------------------- */
@@ -342,20 +346,21 @@ static em_loop where_loop(int itemsize) {
 
 int em_where(int dtype, int64_t n, intptr_t out, intptr_t cond, intptr_t a, intptr_t b) {
     if (check_dtype(dtype)) return EM_STATUS_ERROR;
-    const int64_t size = em_itemsize[dtype];
+    const int64_t size = em_ew_itemsize[dtype];
     char* base[4] = {(char*)out, (char*)cond, (char*)a, (char*)b};
     const int64_t stride[4] = {size, 1, size, size};
-    return em_run_flat(4, n, base, stride, where_loop((int)size), NULL);
+    return em_ew_run_flat(4, n, base, stride, where_loop((int)size), NULL);
 }
 
 int em_where_strided(int dtype, int ndim, const char* geometry, intptr_t out, intptr_t cond,
                      intptr_t a, intptr_t b) {
     if (check_dtype(dtype)) return EM_STATUS_ERROR;
-    const int size = em_itemsize[dtype];
+    const int size = em_ew_itemsize[dtype];
     char* base[4] = {(char*)out, (char*)cond, (char*)a, (char*)b};
     const int itemsize[4] = {size, 1, size, size};
     const int has_strides[4] = {1, 1, 1, 1};
     em_iter it;
-    if (em_iter_init(&it, 4, ndim, geometry, base, itemsize, has_strides)) return EM_STATUS_ERROR;
-    return em_iter_run(&it, where_loop(size), NULL);
+    if (em_ew_iter_init(&it, 4, ndim, geometry, base, itemsize, has_strides))
+        return EM_STATUS_ERROR;
+    return em_ew_iter_run(&it, where_loop(size), NULL);
 }

@@ -11,11 +11,11 @@
 
 #include "elementwise.h"
 
-const char* const em_dtype_names[8] = {
+const char* const em_ew_dtype_names[8] = {
     "bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64",
 };
 
-const int em_itemsize[8] = {1, 1, 1, 4, 8, 2, 4, 8};
+const int em_ew_itemsize[8] = {1, 1, 1, 4, 8, 2, 4, 8};
 
 /* Float to integer as C casts it, through int32 for the narrow types (defined for every
  * in-range value, and what PyTorch and NumPy do on x86 for the rest). */
@@ -32,7 +32,7 @@ const int em_itemsize[8] = {1, 1, 1, 4, 8, 2, 4, 8};
         return;                                     \
     }
 
-void em_scalar_to(int dtype, double d, int64_t i, int use_int, void* out) {
+void em_ew_scalar_to(int dtype, double d, int64_t i, int use_int, void* out) {
     switch (dtype) {
         case EM_BOOL: {
             uint8_t v = use_int ? i != 0 : d != 0;
@@ -46,7 +46,7 @@ void em_scalar_to(int dtype, double d, int64_t i, int use_int, void* out) {
     }
 }
 
-int em_fail(const char* format, ...) {
+int em_ew_fail(const char* format, ...) {
     va_list args;
     va_start(args, format);
     vsnprintf(em_error_message, sizeof em_error_message, format, args);
@@ -54,14 +54,15 @@ int em_fail(const char* format, ...) {
     return EM_STATUS_ERROR;
 }
 
-int em_loop_failure(int code) {
-    if (code == EM_LOOP_ZERO_DIVISION) return em_fail("ZeroDivisionError");
-    return em_fail("kernel failed with code %d", code);
+int em_ew_loop_failure(int code) {
+    if (code == EM_LOOP_ZERO_DIVISION) return em_ew_fail("ZeroDivisionError");
+    return em_ew_fail("kernel failed with code %d", code);
 }
 
-int em_iter_init(em_iter* it, int nops, int ndim, const char* geometry, char* const* base,
+int em_ew_iter_init(em_iter* it, int nops, int ndim, const char* geometry, char* const* base,
                  const int* itemsize, const int* has_strides) {
-    if (ndim < 0 || ndim > EM_MAX_DIMS) return em_fail("at most %d dims are supported", EM_MAX_DIMS);
+    if (ndim < 0 || ndim > EM_MAX_DIMS)
+        return em_ew_fail("at most %d dims are supported", EM_MAX_DIMS);
     int64_t shape[EM_MAX_DIMS];
     int64_t stride[EM_MAX_OPERANDS][EM_MAX_DIMS];
     /* The packed buffer may be unaligned: copy it out. */
@@ -165,7 +166,7 @@ static void thread_range(int64_t n, int64_t* start, int64_t* end) {
     *end = *start + chunk < n ? *start + chunk : n;
 }
 
-int em_iter_run(const em_iter* it, em_loop loop, const void* ctx) {
+int em_ew_iter_run(const em_iter* it, em_loop loop, const void* ctx) {
     const int64_t n = it->numel;
     if (n == 0) return 0;
     int threads = thread_count(n);
@@ -180,7 +181,7 @@ int em_iter_run(const em_iter* it, em_loop loop, const void* ctx) {
     return code;
 }
 
-int em_run_flat(int nops, int64_t n, char* const* base, const int64_t* stride, em_loop loop,
+int em_ew_run_flat(int nops, int64_t n, char* const* base, const int64_t* stride, em_loop loop,
                 const void* ctx) {
     if (n <= 0) return 0;
     int threads = thread_count(n);

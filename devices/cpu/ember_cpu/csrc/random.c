@@ -9,8 +9,10 @@
  *             M0 = 0xD2511F53, M1 = 0xCD9E8D57, W0 = 0x9E3779B9, W1 = 0xBB67AE85
  *             (round with the key, then 9 times: bump the key, round).
  *
- *   uniform_  float32/float16: u = (x0 >> 8) * 2^-24, v = lo + u * (hi - lo) in float32
- *             arithmetic (lo, hi rounded to float32 first); float16 stores v rounded.
+ *   uniform_  u takes as many bits as the dtype's significand (as PyTorch does), so that it
+ *             is exact and below 1: float32: u = (x0 >> 8) * 2^-24; float16: u = (x0 >> 21)
+ *             * 2^-11; v = lo + u * (hi - lo) in float32 arithmetic (lo, hi rounded to
+ *             float32 first), float16 stores v rounded to nearest.
  *             float64: u = ((x0 << 32 | x1) >> 11) * 2^-53, v = lo + u * (hi - lo) in double.
  *   normal_   float32/float16: u1 = ((x0 >> 8) + 1) * 2^-24 (in (0, 1]),
  *             u2 = (x1 >> 8) * 2^-24, z = sqrt(-2 log u1) * cos(2 pi u2),
@@ -71,6 +73,7 @@ static inline void draw(const random_params* r, int64_t index, uint32_t x[4]) {
     philox4x32_10(x, r->key0, r->key1);
 }
 
+#define EM_TWO_POW_M11 4.8828125e-04f
 #define EM_TWO_POW_M24 5.9604644775390625e-08f
 #define EM_TWO_POW_M53 1.1102230246251565e-16
 #define EM_TWO_PI_F 6.28318530717958647692f
@@ -93,10 +96,12 @@ static inline uint64_t bits53(uint32_t hi, uint32_t lo) {
         return 0;                                                                      \
     }
 
-#define EM_UNIFORM_F(x) ((float)r->a + (float)((x)[0] >> 8) * EM_TWO_POW_M24 * ((float)r->b - (float)r->a))
+static inline float uniform_f(const random_params* r, float u) {
+    return (float)r->a + u * ((float)r->b - (float)r->a);
+}
 #define EM_UNIFORM_D(x) (r->a + (double)bits53((x)[0], (x)[1]) * EM_TWO_POW_M53 * (r->b - r->a))
-EM_RANDOM_LOOP(uniform_f16, em_half, EM_UNIFORM_F(x))
-EM_RANDOM_LOOP(uniform_f32, float, EM_UNIFORM_F(x))
+EM_RANDOM_LOOP(uniform_f16, em_half, uniform_f(r, (float)(x[0] >> 21) * EM_TWO_POW_M11))
+EM_RANDOM_LOOP(uniform_f32, float, uniform_f(r, (float)(x[0] >> 8) * EM_TWO_POW_M24))
 EM_RANDOM_LOOP(uniform_f64, double, EM_UNIFORM_D(x))
 
 static inline float normal_f(const random_params* r, const uint32_t* x) {
@@ -131,14 +136,15 @@ static const em_loop random_table[8] = {EM_ALL_TYPES(EM_ENTRY, random)};
 
 static int run_random(const em_loop* table, int dtype, int ndim, const char* geometry,
                       intptr_t t, const random_params* params) {
-    if (dtype < 0 || dtype > 7) return em_fail("bad dtype code %d", dtype);
-    if (!table[dtype]) return em_fail("not implemented for dtype %s", em_dtype_names[dtype]);
+    if (dtype < 0 || dtype > 7) return em_ew_fail("bad dtype code %d", dtype);
+    if (!table[dtype]) return em_ew_fail("not implemented for dtype %s", em_ew_dtype_names[dtype]);
     char* base[1] = {(char*)t};
-    const int itemsize[1] = {em_itemsize[dtype]};
+    const int itemsize[1] = {em_ew_itemsize[dtype]};
     const int has_strides[1] = {1};
     em_iter it;
-    if (em_iter_init(&it, 1, ndim, geometry, base, itemsize, has_strides)) return EM_STATUS_ERROR;
-    return em_iter_run(&it, table[dtype], params);
+    if (em_ew_iter_init(&it, 1, ndim, geometry, base, itemsize, has_strides))
+        return EM_STATUS_ERROR;
+    return em_ew_iter_run(&it, table[dtype], params);
 }
 
 static random_params make_params(uint64_t seed, uint64_t offset) {
@@ -205,7 +211,7 @@ int em_randperm(int64_t n, intptr_t out, int64_t stride, uint64_t seed, uint64_t
     if (!keys || !idx) {
         free(keys);
         free(idx);
-        return em_fail("out of memory for %lld keys", (long long)n);
+        return em_ew_fail("out of memory for %lld keys", (long long)n);
     }
     random_params params = make_params(seed, offset);
 #pragma omp parallel for if (n >= EM_PARALLEL_GRAIN) schedule(static)

@@ -34,9 +34,10 @@ typedef union {
 
 /* acc op= p[0], p[stride], ..., p[(n-1)*stride] */
 typedef void (*row_fn)(const char* p, int64_t n, int64_t stride, acc_t* acc);
-/* acc[j] op= p[j] for j < n (p contiguous); acc is double[] or int64_t[] (never acc_t[]:
- * GCC does not vectorise loops over union members). */
-typedef void (*col_fn)(const char* p, int64_t n, void* acc);
+/* acc[j] op= p[r * rs + j] for r < rows, j < n (rows contiguous, rs apart); acc is
+ * int64_t[], double[] or float[] (see col_kind; never acc_t[]: GCC does not vectorise
+ * loops over union members). */
+typedef void (*col_fn)(const char* p, int64_t rs, int rows, int64_t n, void* acc);
 
 /* Unaligned, aliasing 256-bit vectors (GCC vector extensions; split where narrower). */
 typedef float v8f __attribute__((vector_size(32), aligned(4), may_alias));
@@ -96,26 +97,6 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
             for (int64_t i = 0; i < n; i++) m = (int64_t)p[i * s] < m ? (int64_t)p[i * s] : m; \
         }                                                                                 \
         acc->i = m;                                                                       \
-    }                                                                                     \
-    static void col_sum_##SUF(const char* base, int64_t n, void* acc) {                  \
-        const T* p = (const T*)base;                                                      \
-        uint64_t* a = acc;                                                                \
-        for (int64_t j = 0; j < n; j++) a[j] += (uint64_t)(int64_t)p[j];                  \
-    }                                                                                     \
-    static void col_prod_##SUF(const char* base, int64_t n, void* acc) {                 \
-        const T* p = (const T*)base;                                                      \
-        uint64_t* a = acc;                                                                \
-        for (int64_t j = 0; j < n; j++) a[j] *= (uint64_t)(int64_t)p[j];                  \
-    }                                                                                     \
-    static void col_amax_##SUF(const char* base, int64_t n, void* acc) {                 \
-        const T* p = (const T*)base;                                                      \
-        int64_t* a = acc;                                                                 \
-        for (int64_t j = 0; j < n; j++) a[j] = (int64_t)p[j] > a[j] ? (int64_t)p[j] : a[j]; \
-    }                                                                                     \
-    static void col_amin_##SUF(const char* base, int64_t n, void* acc) {                 \
-        const T* p = (const T*)base;                                                      \
-        int64_t* a = acc;                                                                 \
-        for (int64_t j = 0; j < n; j++) a[j] = (int64_t)p[j] < a[j] ? (int64_t)p[j] : a[j]; \
     }
 
 /* any/all for every dtype: a NaN is non-zero, hence true. Exits early per block. */
@@ -145,17 +126,8 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
             }                                                                             \
             acc->i &= r;                                                                  \
         }                                                                                 \
-    }                                                                                     \
-    static void col_any_##SUF(const char* base, int64_t n, void* acc) {                  \
-        const T* p = (const T*)base;                                                      \
-        int64_t* a = acc;                                                                 \
-        for (int64_t j = 0; j < n; j++) a[j] |= p[j] != 0;                                \
-    }                                                                                     \
-    static void col_all_##SUF(const char* base, int64_t n, void* acc) {                  \
-        const T* p = (const T*)base;                                                      \
-        int64_t* a = acc;                                                                 \
-        for (int64_t j = 0; j < n; j++) a[j] &= p[j] != 0;                                \
     }
+
 
 /* Float kernels shared by float16, float32 and float64 (row sum, max and min are
  * specialised below). Column max/min let a NaN overwrite, so NaN propagates. */
@@ -172,34 +144,6 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
         for (int l = 0; l < 8; l++) total *= lane[l];                                     \
         for (; i < n; i++) total *= (double)p[i * s];                                     \
         acc->f = total;                                                                   \
-    }                                                                                     \
-    static void col_sum_##SUF(const char* base, int64_t n, void* acc) {                  \
-        const T* p = (const T*)base;                                                      \
-        double* a = acc;                                                                  \
-        for (int64_t j = 0; j < n; j++) a[j] += (double)p[j];                             \
-    }                                                                                     \
-    static void col_prod_##SUF(const char* base, int64_t n, void* acc) {                 \
-        const T* p = (const T*)base;                                                      \
-        double* a = acc;                                                                  \
-        for (int64_t j = 0; j < n; j++) a[j] *= (double)p[j];                             \
-    }                                                                                     \
-    static void col_amax_##SUF(const char* base, int64_t n, void* acc) {                 \
-        const T* p = (const T*)base;                                                      \
-        double* a = acc;                                                                  \
-        for (int64_t j = 0; j < n; j++) {                                                 \
-            double x = (double)p[j], m = a[j];                                            \
-            m = x > m ? x : m;                                                            \
-            a[j] = x != x ? x : m;                                                        \
-        }                                                                                 \
-    }                                                                                     \
-    static void col_amin_##SUF(const char* base, int64_t n, void* acc) {                 \
-        const T* p = (const T*)base;                                                      \
-        double* a = acc;                                                                  \
-        for (int64_t j = 0; j < n; j++) {                                                 \
-            double x = (double)p[j], m = a[j];                                            \
-            m = x < m ? x : m;                                                            \
-            a[j] = x != x ? x : m;                                                        \
-        }                                                                                 \
     }
 
 DEFINE_INT_KERNELS(u8, uint8_t)
@@ -375,6 +319,82 @@ DEFINE_VEC_EXTREME(row_amin_f32, float, v8f, v8i, 8, <, INFINITY)
 DEFINE_VEC_EXTREME(row_amax_f64, double, v4d, v4l, 4, >, -INFINITY)
 DEFINE_VEC_EXTREME(row_amin_f64, double, v4d, v4l, 4, <, INFINITY)
 
+/* Column kernels. Eight rows are combined per pass (a pairwise tree in the PART type,
+ * float for float32 sums), then folded into the accumulator once: a read-modify-write of
+ * the accumulators per input element would cap the loop at half the memory bandwidth. */
+#define COL_ROWS 8
+#define DEFINE_COL(NAME, T, PART, ACC, LOAD, OP)                                          \
+    static void NAME(const char* base, int64_t rs, int rows, int64_t n, void* acc) {      \
+        const T* p = (const T*)base;                                                       \
+        ACC* a = acc;                                                                      \
+        if (rows == COL_ROWS) {                                                            \
+            const T *p1 = p + rs, *p2 = p + 2 * rs, *p3 = p + 3 * rs, *p4 = p + 4 * rs;   \
+            const T *p5 = p + 5 * rs, *p6 = p + 6 * rs, *p7 = p + 7 * rs;                  \
+            for (int64_t j = 0; j < n; j++) {                                              \
+                /* every load unconditional: OP may be a select GCC must if-convert */     \
+                PART v0 = LOAD(PART, p[j]), v1 = LOAD(PART, p1[j]);                        \
+                PART v2 = LOAD(PART, p2[j]), v3 = LOAD(PART, p3[j]);                       \
+                PART v4 = LOAD(PART, p4[j]), v5 = LOAD(PART, p5[j]);                       \
+                PART v6 = LOAD(PART, p6[j]), v7 = LOAD(PART, p7[j]);                       \
+                PART x01 = OP(v0, v1), x23 = OP(v2, v3), x45 = OP(v4, v5), x67 = OP(v6, v7); \
+                PART x03 = OP(x01, x23), x47 = OP(x45, x67);                               \
+                ACC prev = a[j], rows8 = (ACC)OP(x03, x47);                                \
+                a[j] = OP(prev, rows8);                                                    \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
+        for (int r = 0; r < rows; r++) {                                                   \
+            const T* q = p + r * rs;                                                       \
+            for (int64_t j = 0; j < n; j++) {                                              \
+                ACC prev = a[j], v = (ACC)LOAD(PART, q[j]);                                \
+                a[j] = OP(prev, v);                                                        \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+#define VALUE(P, x) ((P)(x))
+#define INT_VALUE(P, x) ((P)(int64_t)(x))
+#define TRUTH(P, x) ((P)((x) != 0))
+#define SUM_OP(a, b) ((a) + (b))
+#define PROD_OP(a, b) ((a) * (b))
+#define MAX_OP(a, b) ((b) > (a) ? (b) : (a))
+#define MIN_OP(a, b) ((b) < (a) ? (b) : (a))
+#define MAX_NAN_OP(a, b) ((b) != (b) ? (b) : (b) > (a) ? (b) : (a)) /* a NaN on either side wins */
+#define MIN_NAN_OP(a, b) ((b) != (b) ? (b) : (b) < (a) ? (b) : (a))
+#define OR_OP(a, b) ((a) | (b))
+#define AND_OP(a, b) ((a) & (b))
+
+#define DEFINE_INT_COLS(SUF, T)                                                           \
+    DEFINE_COL(col_sum_##SUF, T, uint64_t, uint64_t, INT_VALUE, SUM_OP)                    \
+    DEFINE_COL(col_prod_##SUF, T, uint64_t, uint64_t, INT_VALUE, PROD_OP)                  \
+    DEFINE_COL(col_amax_##SUF, T, int64_t, int64_t, VALUE, MAX_OP)                         \
+    DEFINE_COL(col_amin_##SUF, T, int64_t, int64_t, VALUE, MIN_OP)
+/* max and min are exact in PART, and GCC vectorises their NaN-aware select only when
+ * the types do not mix: they accumulate in PART (see col_kind). */
+#define DEFINE_FLOAT_COLS(SUF, T, PART)                                                   \
+    DEFINE_COL(col_sum_##SUF, T, PART, double, VALUE, SUM_OP)                              \
+    DEFINE_COL(col_prod_##SUF, T, double, double, VALUE, PROD_OP)                          \
+    DEFINE_COL(col_amax_##SUF, T, PART, PART, VALUE, MAX_NAN_OP)                           \
+    DEFINE_COL(col_amin_##SUF, T, PART, PART, VALUE, MIN_NAN_OP)
+#define DEFINE_LOGICAL_COLS(SUF, T)                                                       \
+    DEFINE_COL(col_any_##SUF, T, int64_t, int64_t, TRUTH, OR_OP)                           \
+    DEFINE_COL(col_all_##SUF, T, int64_t, int64_t, TRUTH, AND_OP)
+
+DEFINE_INT_COLS(u8, uint8_t)
+DEFINE_INT_COLS(i8, int8_t)
+DEFINE_INT_COLS(i32, int32_t)
+DEFINE_INT_COLS(i64, int64_t)
+DEFINE_FLOAT_COLS(f16, em_half, float)
+DEFINE_FLOAT_COLS(f32, float, float)
+DEFINE_FLOAT_COLS(f64, double, double)
+DEFINE_LOGICAL_COLS(u8, uint8_t)
+DEFINE_LOGICAL_COLS(i8, int8_t)
+DEFINE_LOGICAL_COLS(i32, int32_t)
+DEFINE_LOGICAL_COLS(i64, int64_t)
+DEFINE_LOGICAL_COLS(f16, em_half)
+DEFINE_LOGICAL_COLS(f32, float)
+DEFINE_LOGICAL_COLS(f64, double)
+
 #define ROW_TABLE(OP)                                                                    \
     {row_##OP##_u8, row_##OP##_u8, row_##OP##_i8, row_##OP##_i32, row_##OP##_i64,           \
      row_##OP##_f16, row_##OP##_f32, row_##OP##_f64}
@@ -541,7 +561,7 @@ static void run_parts(int64_t work, int64_t units, part_fn fn, const void* ctx) 
 /* ---- the reduction executor ----------------------------------------------------------- */
 
 typedef struct {
-    int op, fl, isz, out_dt, osz;
+    int op, fl, isz, out_dt, osz, ckind;
     row_fn row;
     col_fn col;
     const char* a;
@@ -629,14 +649,27 @@ static int run_rows(const plan_t* pl) {
     return 0;
 }
 
-static inline acc_t col_get(const void* buf, int fl, int64_t j) {
+/* The element type of column accumulators: int64 unless the accumulator is a double
+ * (fl); float16/float32 max and min keep float. */
+enum { COL_INT64, COL_DOUBLE, COL_FLOAT };
+
+static int col_kind(int op, int dt, int fl) {
+    if (!fl) return COL_INT64;
+    return (op == RED_AMAX || op == RED_AMIN) && dt != EM_FLOAT64 ? COL_FLOAT : COL_DOUBLE;
+}
+
+static inline acc_t col_get(const void* buf, int kind, int64_t j) {
     acc_t a;
-    if (fl) a.f = ((const double*)buf)[j]; else a.i = ((const int64_t*)buf)[j];
+    if (kind == COL_INT64) a.i = ((const int64_t*)buf)[j];
+    else if (kind == COL_DOUBLE) a.f = ((const double*)buf)[j];
+    else a.f = ((const float*)buf)[j];
     return a;
 }
 
-static inline void col_set(void* buf, int fl, int64_t j, acc_t a) {
-    if (fl) ((double*)buf)[j] = a.f; else ((int64_t*)buf)[j] = a.i;
+static inline void col_set(void* buf, int kind, int64_t j, acc_t a) {
+    if (kind == COL_INT64) ((int64_t*)buf)[j] = a.i;
+    else if (kind == COL_DOUBLE) ((double*)buf)[j] = a.f;
+    else ((float*)buf)[j] = (float)a.f;
 }
 
 /* columns: strips of up to COL_CHUNK outputs along the contiguous kept dim (size m,
@@ -655,30 +688,44 @@ static void column_strip(const columns_t* cs, int64_t item, int64_t rs, void* ac
     int64_t j0 = (item % cs->chunks) * COL_CHUNK, len = min64(COL_CHUNK, cs->m - j0);
     int64_t rbegin = pl->rtotal * rs / cs->rsplit, rend = pl->rtotal * (rs + 1) / cs->rsplit;
     acc_t id = identity(pl->op, pl->fl);
-    for (int64_t j = 0; j < len; j++) col_set(acc, pl->fl, j, id);
-    if (rbegin < rend) {
-        unravel(&pl->r, rbegin, idx, &off, &unused);
-        for (int64_t r = rbegin; r < rend; r++) {
-            pl->col(pl->a + (ka + off + j0) * pl->isz, len, acc);
-            advance(&pl->r, idx, &off, &unused);
+    for (int64_t j = 0; j < len; j++) col_set(acc, pl->ckind, j, id);
+    /* [rbegin, rend) runs over the reduced positions, the innermost reduced dim (rin
+     * rows, rstride apart) fastest; its rows go to the kernel COL_ROWS at a time */
+    int64_t rin = pl->r.n ? pl->r.size[pl->r.n - 1] : 1;
+    int64_t rstride = pl->r.n ? pl->r.s1[pl->r.n - 1] : 0;
+    int64_t c = rin ? rbegin % rin : 0;
+    if (rbegin < rend) unravel(&pl->router, rbegin / rin, idx, &off, &unused);
+    for (int64_t pos = rbegin; pos < rend;) {
+        int64_t count = min64(rin - c, rend - pos);
+        const char* line = pl->a + (ka + off + c * rstride + j0) * pl->isz;
+        for (int64_t r = 0; r < count; r += COL_ROWS) {
+            int rows = (int)min64(COL_ROWS, count - r);
+            pl->col(line + r * rstride * pl->isz, rstride, rows, len, acc);
         }
+        pos += count;
+        c = 0;
+        advance(&pl->router, idx, &off, &unused);
     }
     if (cs->rsplit == 1) {
         for (int64_t j = 0; j < len; j++)
             store(pl->out_dt, pl->out + (ko + (j0 + j) * cs->ostride) * pl->osz,
-                  col_get(acc, pl->fl, j), pl->fl);
+                  col_get(acc, pl->ckind, j), pl->fl);
     }
 }
 
 static void columns_part(const void* ctx, int t, int nt) {
     const columns_t* cs = ctx;
-    double local_f[COL_CHUNK];
+    double local_d[COL_CHUNK];
+    float local_f[COL_CHUNK];
     int64_t local_i[COL_CHUNK], begin, end;
     int64_t items = numel(cs->outer) * cs->chunks;
     split(items * cs->rsplit, t, nt, &begin, &end);
     for (int64_t it = begin; it < end; it++) {
-        void* acc = cs->part ? (char*)cs->part + it * COL_CHUNK * 8
-                    : cs->pl->fl ? (void*)local_f : (void*)local_i;
+        int kind = cs->pl->ckind;
+        void* acc = cs->part               ? (char*)cs->part + it * COL_CHUNK * 8
+                    : kind == COL_INT64  ? (void*)local_i
+                    : kind == COL_DOUBLE ? (void*)local_d
+                                         : (void*)local_f;
         column_strip(cs, it / cs->rsplit, it % cs->rsplit, acc);
     }
 }
@@ -703,9 +750,10 @@ static int run_columns(const plan_t* pl, const dims_t* outer, int64_t m, int64_t
             int64_t j0 = (item % cs.chunks) * COL_CHUNK, len = min64(COL_CHUNK, m - j0);
             char* acc = (char*)cs.part + item * cs.rsplit * COL_CHUNK * 8;
             for (int64_t j = 0; j < len; j++) {
-                acc_t total = col_get(acc, pl->fl, j);
+                acc_t total = col_get(acc, pl->ckind, j);
                 for (int64_t rs = 1; rs < cs.rsplit; rs++)
-                    combine(pl->op, pl->fl, &total, col_get(acc + rs * COL_CHUNK * 8, pl->fl, j));
+                    combine(pl->op, pl->fl, &total,
+                            col_get(acc + rs * COL_CHUNK * 8, pl->ckind, j));
                 store(pl->out_dt, pl->out + (ko + (j0 + j) * ostride) * pl->osz, total, pl->fl);
             }
         }
@@ -737,6 +785,7 @@ static int execute(plan_t* pl) {
 static void init_plan(plan_t* pl, int op, int in_dt, int out_dt, intptr_t a, intptr_t out) {
     pl->op = op;
     pl->fl = acc_is_float(op, in_dt);
+    pl->ckind = col_kind(op, in_dt, pl->fl);
     pl->isz = ITEMSIZE[in_dt];
     pl->out_dt = out_dt;
     pl->osz = ITEMSIZE[out_dt];
@@ -849,6 +898,7 @@ typedef int64_t v4i64 __attribute__((vector_size(32), aligned(8), may_alias));
         return m;                                                                         \
     }
 
+
 /* First index of the extreme of a row; the first NaN wins. */
 #define DEFINE_ARG_ROW(SUF, T, VT, VI, W, FLOAT)                                         \
     DEFINE_ARG_SCAN(SUF, T, FLOAT)                                                        \
@@ -878,34 +928,6 @@ typedef int64_t v4i64 __attribute__((vector_size(32), aligned(8), may_alias));
         }                                                                                 \
         int64_t nan_at = arg_scan_##SUF(p, b0 > 0 ? b0 : 1, n, s, is_max, &best, &bi);    \
         return nan_at >= 0 ? nan_at : bi;                                                 \
-    }                                                                                     \
-    /* `len` side-by-side contiguous columns, rows `s` apart */                           \
-    static void arg_cols_##SUF(const char* base, int64_t n, int64_t s, int64_t len,      \
-                               int is_max, int64_t* bi) {                                 \
-        const T* p = (const T*)base;                                                      \
-        T best[COL_CHUNK];                                                                \
-        for (int64_t j = 0; j < len; j++) {                                               \
-            best[j] = p[j];                                                               \
-            bi[j] = 0;                                                                    \
-        }                                                                                 \
-        for (int64_t i = 1; i < n; i++) {                                                 \
-            const T* q = p + i * s;                                                       \
-            if (is_max) {                                                                 \
-                for (int64_t j = 0; j < len; j++) {                                       \
-                    T x = q[j], b = best[j];                                              \
-                    int upd = (x > b) | ((x != x) & (b == b));                            \
-                    best[j] = upd ? x : b;                                                \
-                    bi[j] = upd ? i : bi[j];                                              \
-                }                                                                         \
-            } else {                                                                      \
-                for (int64_t j = 0; j < len; j++) {                                       \
-                    T x = q[j], b = best[j];                                              \
-                    int upd = (x < b) | ((x != x) & (b == b));                            \
-                    best[j] = upd ? x : b;                                                \
-                    bi[j] = upd ? i : bi[j];                                              \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
     }
 
 DEFINE_ARG_ROW(u8, uint8_t, v32u8, v32i8, 32, 0)
@@ -914,6 +936,113 @@ DEFINE_ARG_ROW(i32, int32_t, v8i32, v8i32, 8, 0)
 DEFINE_ARG_ROW(i64, int64_t, v4i64, v4i64, 4, 0)
 DEFINE_ARG_ROW(f32, float, v8f, v8i, 8, 1)
 DEFINE_ARG_ROW(f64, double, v4d, v4l, 4, 1)
+
+/* Row i+R of the side-by-side columns folded into (b, k): it wins when it beats the
+ * best, or is a NaN and the best is not. Selects only, so the column loop vectorises. */
+#define ARG_STEP(BT, IT, CMP, R)                                                         \
+    {                                                                                     \
+        BT x = (BT)p[(i + R) * s + j];                                                    \
+        int upd = (x CMP b) | ((x != x) & (b == b));                                      \
+        b = upd ? x : b;                                                                  \
+        k = upd ? (IT)(i + R) : k;                                                        \
+    }
+#define ARG_COLS_PASS(BT, IT, CMP, ROWS)                                                 \
+    for (int64_t j = 0; j < len; j++) {                                                   \
+        BT b = best[j];                                                                   \
+        IT k = idx[j];                                                                    \
+        ARG_STEP(BT, IT, CMP, 0)                                                          \
+        if (ROWS == 4) {                                                                  \
+            ARG_STEP(BT, IT, CMP, 1)                                                      \
+            ARG_STEP(BT, IT, CMP, 2)                                                      \
+            ARG_STEP(BT, IT, CMP, 3)                                                      \
+        }                                                                                 \
+        best[j] = b;                                                                      \
+        idx[j] = k;                                                                       \
+    }
+
+/* `len` side-by-side contiguous columns, rows `s` apart, n rows. The running best (type
+ * BT) and its row (type IT, as wide as BT: GCC does not vectorise selects of mixed
+ * widths) stay in registers over four rows per pass. */
+#define DEFINE_ARG_COLS(SUF, T, BT, IT)                                                  \
+    static void arg_cols_##SUF(const char* base, int64_t n, int64_t s, int64_t len,      \
+                               int is_max, int64_t* out) {                                \
+        const T* p = (const T*)base;                                                      \
+        BT best[COL_CHUNK];                                                               \
+        IT idx[COL_CHUNK];                                                                \
+        for (int64_t j = 0; j < len; j++) {                                               \
+            best[j] = (BT)p[j];                                                           \
+            idx[j] = 0;                                                                   \
+        }                                                                                 \
+        int64_t i = 1;                                                                    \
+        if (is_max) {                                                                     \
+            for (; i + 4 <= n; i += 4) ARG_COLS_PASS(BT, IT, >, 4)                         \
+            for (; i < n; i++) ARG_COLS_PASS(BT, IT, >, 1)                                 \
+        } else {                                                                          \
+            for (; i + 4 <= n; i += 4) ARG_COLS_PASS(BT, IT, <, 4)                         \
+            for (; i < n; i++) ARG_COLS_PASS(BT, IT, <, 1)                                 \
+        }                                                                                 \
+        for (int64_t j = 0; j < len; j++) out[j] = idx[j];                                \
+    }
+
+DEFINE_ARG_COLS(u8, uint8_t, int32_t, int32_t)
+DEFINE_ARG_COLS(i8, int8_t, int32_t, int32_t)
+
+/* The same with explicit vectors of W lanes (GCC will not vectorise the loop above
+ * without proof that the stack arrays do not alias the input); leftover columns are
+ * scanned one at a time. */
+#define ARG_VSTEP(VT, VI, IT, CMP, R)                                                    \
+    {                                                                                     \
+        VT x = *(const VT*)(p + (i + R) * s + v * W);                                     \
+        VI upd = (x CMP b) | ((x != x) & (b == b));                                       \
+        b = (VT)(((VI)x & upd) | ((VI)b & ~upd));                                         \
+        k = (k & ~upd) | (((VI){0} + (IT)(i + R)) & upd);                                 \
+    }
+#define ARG_VPASS(VT, VI, IT, CMP, ROWS)                                                 \
+    for (int64_t v = 0; v < nv; v++) {                                                    \
+        VT b = best[v];                                                                   \
+        VI k = idx[v];                                                                    \
+        ARG_VSTEP(VT, VI, IT, CMP, 0)                                                     \
+        if (ROWS == 4) {                                                                  \
+            ARG_VSTEP(VT, VI, IT, CMP, 1)                                                 \
+            ARG_VSTEP(VT, VI, IT, CMP, 2)                                                 \
+            ARG_VSTEP(VT, VI, IT, CMP, 3)                                                 \
+        }                                                                                 \
+        best[v] = b;                                                                      \
+        idx[v] = k;                                                                       \
+    }
+#define DEFINE_ARG_COLS_VEC(SUF, T, VT, VI, IT, W)                                       \
+    static void arg_cols_##SUF(const char* base, int64_t n, int64_t s, int64_t len,      \
+                               int is_max, int64_t* out) {                                \
+        const T* p = (const T*)base;                                                      \
+        VT best[COL_CHUNK / W];                                                           \
+        VI idx[COL_CHUNK / W];                                                            \
+        int64_t nv = len / W, i = 1;                                                      \
+        for (int64_t v = 0; v < nv; v++) {                                                \
+            best[v] = *(const VT*)(p + v * W);                                            \
+            idx[v] = (VI){0};                                                             \
+        }                                                                                 \
+        if (is_max) {                                                                     \
+            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, >, 4)                         \
+            for (; i < n; i++) ARG_VPASS(VT, VI, IT, >, 1)                                 \
+        } else {                                                                          \
+            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, <, 4)                         \
+            for (; i < n; i++) ARG_VPASS(VT, VI, IT, <, 1)                                 \
+        }                                                                                 \
+        for (int64_t v = 0; v < nv; v++)                                                  \
+            for (int l = 0; l < W; l++) out[v * W + l] = idx[v][l];                       \
+        for (int64_t j = nv * W; j < len; j++) {                                          \
+            T b = p[j];                                                                   \
+            out[j] = 0;                                                                   \
+            if (b != b) continue;                                                         \
+            int64_t nan_at = arg_scan_##SUF(p + j, 1, n, s, is_max, &b, &out[j]);         \
+            if (nan_at >= 0) out[j] = nan_at;                                             \
+        }                                                                                 \
+    }
+
+DEFINE_ARG_COLS_VEC(i32, int32_t, v8i32, v8i32, int32_t, 8)
+DEFINE_ARG_COLS_VEC(i64, int64_t, v4i64, v4i64, int64_t, 4)
+DEFINE_ARG_COLS_VEC(f32, float, v8f, v8i, int32_t, 8)
+DEFINE_ARG_COLS_VEC(f64, double, v4d, v4l, int64_t, 4)
 
 /* float16 has no vector type here: a scalar search */
 DEFINE_ARG_SCAN(f16, em_half, 1)
@@ -1031,7 +1160,9 @@ int em_argextreme(int is_max, int dt, intptr_t out, intptr_t a, int ndim,
     g.isz = ITEMSIZE[dt];
     g.a = (const char*)a;
     g.out = (int64_t*)out;
-    g.m = g.s != 1 ? take_column_dim(&g.k, &g.ostride, 0) : 0;
+    /* side-by-side columns keep 32-bit row numbers for 1- to 4-byte types */
+    int narrow = dt != EM_INT64 && dt != EM_FLOAT64 && dt != EM_FLOAT16;
+    g.m = g.s != 1 && !(narrow && g.n > INT32_MAX) ? take_column_dim(&g.k, &g.ostride, 0) : 0;
     if (g.m) {
         g.chunks = (g.m + COL_CHUNK - 1) / COL_CHUNK;
         run_parts(nout * g.n, numel(&g.k) * g.chunks, arg_cols_part, &g);
