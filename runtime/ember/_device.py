@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Final, Union
+from typing import Any, ClassVar, Final
 
 from ember._allocator import SmallBlockCache
 from ember._backend import DeviceBackend
@@ -33,7 +33,7 @@ class device:
     _backend: DeviceBackend
     _cache: SmallBlockCache
 
-    _interned: dict[tuple[str, int], device] = {}
+    _interned: ClassVar[dict[tuple[str, int], device]] = {}
 
     def __new__(cls, spec: DeviceLike, index: int | None = None) -> device:
         if isinstance(spec, device):
@@ -86,7 +86,7 @@ class device:
         return hash((self.type, self.index))
 
 
-DeviceLike = Union[device, str]
+DeviceLike = device | str
 
 
 def _parse(spec: object) -> tuple[str, int | None]:

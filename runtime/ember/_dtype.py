@@ -96,10 +96,8 @@ def _build_promotion_table() -> dict[tuple[dtype, dtype], dtype]:
             elif a.category != b.category:
                 result = a if a.category > b.category else b
             elif a.category == _INT:
-                if {a, b} == {uint8, int8}:
-                    result = int32
-                else:
-                    result = a if ints[a] > ints[b] else b
+                mixed_sign = {a, b} == {uint8, int8}
+                result = int32 if mixed_sign else (a if ints[a] > ints[b] else b)
             else:
                 result = a if floats[a] > floats[b] else b
             table[a, b] = result
@@ -155,9 +153,8 @@ def result_type(*operands: object) -> dtype:
         else:
             scalar_category_max = max(scalar_category_max, scalar_category(operand))
     result = dim_result
-    if zero_result is not None:
-        if result is None or zero_result.category > result.category:
-            result = zero_result
+    if zero_result is not None and (result is None or zero_result.category > result.category):
+        result = zero_result
     if scalar_category_max >= 0 and (result is None or scalar_category_max > result.category):
         result = default_for_category(scalar_category_max)
     if result is None:

@@ -23,9 +23,9 @@ def _float_formatter(values: np.ndarray) -> tuple[str, int]:
     magnitude = np.abs(finite)
     integral = bool(np.all(finite == np.round(finite)))
     largest, smallest = float(magnitude.max()), float(magnitude[magnitude > 0].min(initial=np.inf))
-    if largest >= 1e8 or (smallest < 1e-4) or (smallest != np.inf and largest / smallest > 1000):
-        if not (integral and largest < 1e8):
-            return "sci", _PRECISION
+    wide = largest >= 1e8 or smallest < 1e-4 or (smallest != np.inf and largest / smallest > 1000)
+    if wide and not (integral and largest < 1e8):
+        return "sci", _PRECISION
     return ("int", 0) if integral else ("fixed", _PRECISION)
 
 

@@ -44,7 +44,7 @@ def _is_contiguous(shape: Shape, strides: Shape) -> bool:
     if 0 in shape:
         return True
     step = 1
-    for size, stride in zip(reversed(shape), reversed(strides)):
+    for size, stride in zip(reversed(shape), reversed(strides), strict=True):
         if size != 1:
             if stride != step:
                 return False

@@ -92,7 +92,7 @@ def cast(t: Tensor, dt: _dtype.dtype) -> Tensor:
 
 
 def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """`t.to(device)`, `t.to(dtype)`, `t.to(device, dtype)`, `t.to(other)`; copies only if needed."""
+    """`t.to(device)`, `t.to(dtype)`, `t.to(device, dtype)`, `t.to(other)`; copies if needed."""
     target_device, target_dtype, copy = _parse_to_args(args, kwargs)
     kwargs.pop("non_blocking", None)
     dev = t._device if target_device is None else device(target_device)

@@ -106,9 +106,9 @@ def as_tensor(
     if isinstance(data, Tensor):
         return data.to(device=device or data._device, dtype=dtype or data._dtype)
     dev = resolve_device(device)
-    if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype):
-        if dev._backend.host_accessible and data.dtype in _dtype.FROM_NUMPY:
-            return from_numpy(data) if dev.type == "cpu" else _wrap_numpy(data, dev)
+    shareable = isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype)
+    if shareable and dev._backend.host_accessible and data.dtype in _dtype.FROM_NUMPY:
+        return _wrap_numpy(data, dev)
     return tensor(data, dtype=dtype, device=dev)
 
 
@@ -137,7 +137,9 @@ def _wrap_numpy(array: np.ndarray, dev: device) -> Tensor:
         raise RuntimeError(f"from_numpy: device {dev} cannot share host memory")
     handle, ptr = wrapped
     strides = tuple(s // itemsize for s in array.strides)
-    extent = sum((n - 1) * s for n, s in zip(array.shape, strides)) + 1 if array.size else 0
+    extent = (
+        sum((n - 1) * s for n, s in zip(array.shape, strides, strict=True)) + 1 if array.size else 0
+    )
     storage = Storage.wrap(dev, handle, ptr, extent * itemsize, owner=array)
     return wrap_storage(storage, 0, tuple(array.shape), strides, dt)
 
@@ -163,8 +165,13 @@ def empty(
     )
 
 
-def full(size: Sequence[int], fill_value: Any, *, dtype: _dtype.dtype | None = None,
-         device: DeviceLike | None = None) -> Tensor:  # fmt: skip
+def full(
+    size: Sequence[int],
+    fill_value: Any,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor:
     """A tensor filled with `fill_value` (dtype inferred from it when not given)."""
     if dtype is None:
         dtype = _dtype.default_for_category(_dtype.scalar_category(fill_value))
@@ -215,14 +222,25 @@ def ones_like(
     return fill_(_like(t, dtype, device), 1)
 
 
-def full_like(t: Tensor, fill_value: Any, *, dtype: _dtype.dtype | None = None,
-              device: DeviceLike | None = None) -> Tensor:  # fmt: skip
+def full_like(
+    t: Tensor,
+    fill_value: Any,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor:
     """`fill_value` everywhere, with `t`'s shape."""
     return fill_(_like(t, dtype, device), fill_value)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: _dtype.dtype | None = None,
-           device: DeviceLike | None = None) -> Tensor:  # fmt: skip
+def arange(
+    start: Any,
+    end: Any = None,
+    step: Any = 1,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor:
     """Values from `start` to `end` (exclusive) by `step`; int64 unless a bound is a float."""
     if end is None:
         start, end = 0, start
@@ -245,8 +263,14 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: _dtype.dtype | 
     return out
 
 
-def linspace(start: float, end: float, steps: int, *, dtype: _dtype.dtype | None = None,
-             device: DeviceLike | None = None) -> Tensor:  # fmt: skip
+def linspace(
+    start: float,
+    end: float,
+    steps: int,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor:
     """`steps` evenly spaced values from `start` to `end` inclusive."""
     if steps < 0:
         raise RuntimeError("linspace: number of steps must be non-negative")
@@ -270,8 +294,13 @@ def linspace(start: float, end: float, steps: int, *, dtype: _dtype.dtype | None
     return out
 
 
-def eye(n: int, m: int | None = None, *, dtype: _dtype.dtype | None = None,
-        device: DeviceLike | None = None) -> Tensor:  # fmt: skip
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor:
     """The identity matrix (n x m)."""
     m = n if m is None else m
     if n < 0 or m < 0:

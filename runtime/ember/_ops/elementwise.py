@@ -204,7 +204,8 @@ def div(
     if rounding_mode == "trunc":
         return _binary_general(names.BINARY["trunc_divide"], input, other, out)
     raise ValueError(
-        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+        "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+        f"but found '{rounding_mode}'"
     )
 
 

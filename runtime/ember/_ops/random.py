@@ -194,14 +194,22 @@ def _new(
     return empty_tensor(shape, dtype or _dtype.get_default_dtype(), resolve_device(dev))
 
 
-def rand(*size: Any, generator: Generator | None = None, dtype: _dtype.dtype | None = None,
-         device: DeviceLike | None = None) -> Tensor:  # fmt: skip
+def rand(
+    *size: Any,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor:
     """Uniform samples in [0, 1)."""
     return uniform_(_new("rand", size, dtype, device), generator=generator)
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: _dtype.dtype | None = None,
-          device: DeviceLike | None = None) -> Tensor:  # fmt: skip
+def randn(
+    *size: Any,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor:
     """Standard normal samples."""
     return normal_(_new("randn", size, dtype, device), generator=generator)
 
@@ -216,8 +224,12 @@ def randn_like(t: Tensor, *, dtype: _dtype.dtype | None = None) -> Tensor:
     return normal_(empty_tensor(t._shape, dtype or t._dtype, t._device))
 
 
-def randint(*args: Any, generator: Generator | None = None, dtype: _dtype.dtype | None = None,
-            device: DeviceLike | None = None) -> Tensor:  # fmt: skip
+def randint(
+    *args: Any,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor:
     """randint(high, size) or randint(low, high, size): integers in [low, high)."""
     if len(args) == 2:
         low, (high, size) = 0, args
@@ -231,8 +243,13 @@ def randint(*args: Any, generator: Generator | None = None, dtype: _dtype.dtype 
     return random_(out, int(low), int(high), generator=generator)
 
 
-def randperm(n: int, *, generator: Generator | None = None, dtype: _dtype.dtype | None = None,
-             device: DeviceLike | None = None) -> Tensor:  # fmt: skip
+def randperm(
+    n: int,
+    *,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor:
     """A random permutation of 0..n-1."""
     if n < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
@@ -244,8 +261,15 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: _dtype.dtype 
     return out
 
 
-def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
-           dtype: _dtype.dtype | None = None, device: DeviceLike | None = None) -> Tensor:  # fmt: skip
+def normal(
+    mean: Any,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor:
     """Normal samples: elementwise from tensor mean/std, or of `size` from scalars."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         from ember._ops import elementwise as ew
