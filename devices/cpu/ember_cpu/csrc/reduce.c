@@ -990,22 +990,22 @@ DEFINE_ARG_COLS(i8, int8_t, int32_t, int32_t)
 /* The same with explicit vectors of W lanes (GCC will not vectorise the loop above
  * without proof that the stack arrays do not alias the input); leftover columns are
  * scanned one at a time. */
-#define ARG_VSTEP(VT, VI, IT, CMP, R)                                                    \
+#define ARG_VSTEP(VT, VI, IT, W, CMP, R)                                                    \
     {                                                                                     \
         VT x = *(const VT*)(p + (i + R) * s + v * W);                                     \
         VI upd = (x CMP b) | ((x != x) & (b == b));                                       \
         b = (VT)(((VI)x & upd) | ((VI)b & ~upd));                                         \
         k = (k & ~upd) | (((VI){0} + (IT)(i + R)) & upd);                                 \
     }
-#define ARG_VPASS(VT, VI, IT, CMP, ROWS)                                                 \
+#define ARG_VPASS(VT, VI, IT, W, CMP, ROWS)                                                 \
     for (int64_t v = 0; v < nv; v++) {                                                    \
         VT b = best[v];                                                                   \
         VI k = idx[v];                                                                    \
-        ARG_VSTEP(VT, VI, IT, CMP, 0)                                                     \
+        ARG_VSTEP(VT, VI, IT, W, CMP, 0)                                                     \
         if (ROWS == 4) {                                                                  \
-            ARG_VSTEP(VT, VI, IT, CMP, 1)                                                 \
-            ARG_VSTEP(VT, VI, IT, CMP, 2)                                                 \
-            ARG_VSTEP(VT, VI, IT, CMP, 3)                                                 \
+            ARG_VSTEP(VT, VI, IT, W, CMP, 1)                                                 \
+            ARG_VSTEP(VT, VI, IT, W, CMP, 2)                                                 \
+            ARG_VSTEP(VT, VI, IT, W, CMP, 3)                                                 \
         }                                                                                 \
         best[v] = b;                                                                      \
         idx[v] = k;                                                                       \
@@ -1022,11 +1022,11 @@ DEFINE_ARG_COLS(i8, int8_t, int32_t, int32_t)
             idx[v] = (VI){0};                                                             \
         }                                                                                 \
         if (is_max) {                                                                     \
-            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, >, 4)                         \
-            for (; i < n; i++) ARG_VPASS(VT, VI, IT, >, 1)                                 \
+            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, W, >, 4)                         \
+            for (; i < n; i++) ARG_VPASS(VT, VI, IT, W, >, 1)                                 \
         } else {                                                                          \
-            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, <, 4)                         \
-            for (; i < n; i++) ARG_VPASS(VT, VI, IT, <, 1)                                 \
+            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, W, <, 4)                         \
+            for (; i < n; i++) ARG_VPASS(VT, VI, IT, W, <, 1)                                 \
         }                                                                                 \
         for (int64_t v = 0; v < nv; v++)                                                  \
             for (int l = 0; l < W; l++) out[v * W + l] = idx[v][l];                       \
