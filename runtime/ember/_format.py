@@ -42,6 +42,8 @@ def _padded(to_text: Any, values: np.ndarray) -> Any:
     sample = values.reshape(-1)
     if sample.size > 1000:  # only the edges are printed
         sample = np.concatenate([sample[:3], sample[-3:]])
+    if sample.dtype.kind == "f":  # PyTorch sizes columns by the finite values only
+        sample = sample[np.isfinite(sample)]
     width = max((len(to_text(x)) for x in sample), default=0)
     return lambda x: to_text(x).rjust(width)
 

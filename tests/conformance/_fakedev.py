@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import ember
 import numpy as np
+
+import ember
 from ember.plugins import hookimpl
 
 FAKE_TYPE = "fakedev"

@@ -11,8 +11,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import ember
 import numpy as np
+
+import ember
 
 Shape = tuple[int, ...]
 

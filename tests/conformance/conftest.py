@@ -14,9 +14,10 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 from . import known_failures
 from ._fakedev import FAKE_TYPE, FakeDevicePlugin

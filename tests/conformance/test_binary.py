@@ -7,9 +7,10 @@ import operator
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 from ._reference import (
     BOOL,

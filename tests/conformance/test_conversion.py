@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 from ._reference import (
     DTYPES,

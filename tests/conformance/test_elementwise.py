@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 from ._reference import (
     BOOL,

@@ -8,9 +8,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 from ._reference import host, make
 

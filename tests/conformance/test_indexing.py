@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 from ._reference import (
     DTYPES,

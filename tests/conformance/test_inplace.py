@@ -5,9 +5,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 from ._reference import FLOATS, assert_close, host, laid_out, make, pid, sample
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 from ._reference import assert_close, host, laid_out, make, pid, sample, shares_storage
 

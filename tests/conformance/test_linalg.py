@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 from ._reference import RTOL, assert_close, laid_out, make, pid, sample
 

@@ -3,9 +3,10 @@ the distributions (seeded, so never flaky)."""
 
 from __future__ import annotations
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 from ._reference import FLOATS, host, make, pid
 

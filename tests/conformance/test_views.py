@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 from ._reference import DTYPES, assert_close, host, make, pid, shares_storage
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-import ember
 import pytest
+
+import ember
 
 
 @pytest.fixture

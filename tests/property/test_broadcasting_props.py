@@ -3,12 +3,13 @@ NumPy does (RuntimeError, naming the shapes)."""
 
 from __future__ import annotations
 
-import ember
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
+
+import ember
 
 shapes = st.lists(st.integers(0, 3), max_size=4).map(tuple)
 

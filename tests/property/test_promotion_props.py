@@ -4,10 +4,11 @@ zero-dim tensors ranking between dimensioned tensors and scalars."""
 
 from __future__ import annotations
 
-import ember
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
+import ember
 
 from ._promotion_oracle import ORDER, PROMOTE, as_ember, result_type
 

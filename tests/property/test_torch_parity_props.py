@@ -3,12 +3,13 @@ result_type for random operand pairs, and values of broadcast arithmetic."""
 
 from __future__ import annotations
 
-import ember
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
+
+import ember
 
 from ._promotion_oracle import ORDER, as_ember
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import ember
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
+
+import ember
 
 Step = tuple[str, Callable[[Any], Any], Callable[[np.ndarray], np.ndarray]]
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import warnings
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 from ember._ops import linalg
 
 TOLERANCE = {ember.float16: 2e-2, ember.float32: 1e-5, ember.float64: 1e-12}

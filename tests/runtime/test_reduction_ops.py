@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 from ember.plugins import hookimpl
 
 FLOATS = [ember.float16, ember.float32, ember.float64]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 DATA = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
 

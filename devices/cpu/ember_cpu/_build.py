@@ -29,8 +29,10 @@ def _build() -> FFI:
     ffibuilder = FFI()
     declarations = "\n".join(p.read_text() for p in sorted(CSRC.glob("*.cdef")))
     ffibuilder.cdef(declarations)
-    sources = sorted(str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(p)
-                     for p in CSRC.glob("*.c"))
+    sources = sorted(
+        str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(p)
+        for p in CSRC.glob("*.c")
+    )
     lib_dir = scipy_openblas32.get_lib_dir()
     ffibuilder.set_source(
         "ember_cpu._kernels",

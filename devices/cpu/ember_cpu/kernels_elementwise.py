@@ -17,7 +17,6 @@ from typing import Final
 from ember._dispatch import KernelRegistry
 from ember._ops import names
 from ember._tensor import Tensor
-
 from ember_cpu._lib import check, lib
 
 __all__ = ["register"]

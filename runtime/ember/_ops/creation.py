@@ -57,6 +57,8 @@ def _infer_dtype(array: np.ndarray) -> _dtype.dtype:
 
 
 def _host_array(data: Any, dt: _dtype.dtype | None) -> tuple[np.ndarray, _dtype.dtype]:
+    if dt is not None:
+        dt = _factory_dtype(dt)
     if isinstance(data, np.ndarray):
         array = data
         if dt is None:
@@ -153,7 +155,11 @@ def from_dlpack(capsule_owner: Any) -> Tensor:
 
 
 def _factory_dtype(dtype: _dtype.dtype | None) -> _dtype.dtype:
-    return _dtype.get_default_dtype() if dtype is None else dtype
+    if dtype is None:
+        return _dtype.get_default_dtype()
+    if not isinstance(dtype, _dtype.dtype):
+        raise TypeError(f"dtype must be an ember.dtype such as ember.float32, not {dtype!r}")
+    return dtype
 
 
 def empty(
@@ -175,6 +181,7 @@ def full(
     """A tensor filled with `fill_value` (dtype inferred from it when not given)."""
     if dtype is None:
         dtype = _dtype.default_for_category(_dtype.scalar_category(fill_value))
+    dtype = _factory_dtype(dtype)
     out = empty_tensor(normalize_shape("full", (size,)), dtype, resolve_device(device))
     return fill_(out, fill_value)
 
@@ -197,7 +204,9 @@ def ones(*size: Any, dtype: _dtype.dtype | None = None, device: DeviceLike | Non
 
 def _like(t: Tensor, dtype: _dtype.dtype | None, dev: DeviceLike | None) -> Tensor:
     return empty_tensor(
-        t._shape, dtype or t._dtype, t._device if dev is None else resolve_device(dev)
+        t._shape,
+        t._dtype if dtype is None else _factory_dtype(dtype),
+        t._device if dev is None else resolve_device(dev),
     )
 
 
@@ -255,6 +264,7 @@ def arange(
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = _dtype.get_default_dtype() if floats else _dtype.int64
+    dtype = _factory_dtype(dtype)
     count = max(0, math.ceil((end - start) / step))
     out = empty_tensor((count,), dtype, resolve_device(device))
     if count:

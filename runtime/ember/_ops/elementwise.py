@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from ember import _dtype
 from ember._dispatch import Op, kernel_for
+from ember._errors import DTypeError
 from ember._ops import names
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops.conversion import cast, python_scalar
@@ -102,9 +103,9 @@ def _dtype_preserving_item(x: Tensor) -> Any:
 
 def _check_compute_dtype(op: Op, flags: int, compute: _dtype.dtype, a: Any, b: Any) -> _dtype.dtype:
     if flags & _INTEGRAL_ONLY and compute.is_floating_point:
-        raise TypeError(f"{op.name}(): not supported for floating-point dtype {compute.name}")
+        raise DTypeError(f"{op.name}(): not supported for floating-point dtype {compute.name}")
     if flags & _NO_BOOL and compute is _bool:
-        raise TypeError(
+        raise DTypeError(
             f"{op.name}(): subtraction with two bool tensors is not supported; "
             "use the `^` or `logical_xor()` operator instead"
         )
@@ -142,14 +143,16 @@ def _output(
             f"{name}(): result type {dt.name} can't be cast to the desired output type "
             f"{out._dtype.name}"
         )
-    out._storage.version += 1
     return out if out._dtype is dt else empty_tensor(shape, dt, dev)
 
 
 def _finish(out: Tensor | None, target: Tensor) -> Tensor:
-    if out is None or out is target:
+    """Complete a write into `out` (converting from a temporary) and bump its version."""
+    if out is None:
         return target
-    kernel_for(names.COPY, out._device, out._dtype)(out, target)
+    if out is not target:
+        kernel_for(names.COPY, out._device, out._dtype)(out, target)
+    out._storage.version += 1  # only once the kernels succeeded
     return out
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._dispatch import Op, kernel_for
+from ember._errors import DTypeError
 from ember._ops import _index_advanced, conversion, creation, names
 from ember._ops._index_parse import parse
 from ember._ops._index_tensors import (
@@ -216,7 +217,7 @@ def _check_mask(name: str, t: Tensor, mask: Tensor, value: Any) -> None:
     if not isinstance(mask, Tensor):
         raise TypeError(f"{name}(): argument 'mask' must be a Tensor, not {type(mask).__name__}")
     if mask._dtype is not _dtype.bool:
-        raise RuntimeError(
+        raise DTypeError(
             f"{name} only supports boolean masks, but got mask with dtype {mask._dtype.name}"
         )
     same_device(name, t, mask)

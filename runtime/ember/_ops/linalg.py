@@ -7,6 +7,7 @@ import warnings
 
 from ember import _dtype
 from ember._dispatch import Kernel, Op, kernel_for
+from ember._errors import DTypeError
 from ember._ops import conversion as conv
 from ember._ops import names
 from ember._ops import shape as shape_ops
@@ -156,12 +157,12 @@ def _as_batch(t: Tensor, batch: Shape, count: int) -> Tensor:
 def _check_operands(op: str, a: Tensor, b: Tensor) -> None:
     same_device(op, a, b)
     if a._dtype is not b._dtype:
-        raise RuntimeError(
+        raise DTypeError(
             f"expected m1 and m2 to have the same dtype, but got: "
             f"{_CPP_NAMES[a._dtype.name]} != {_CPP_NAMES[b._dtype.name]}"
         )
     if a._dtype is _dtype.bool:
-        raise RuntimeError(f"{op}: not implemented for 'Bool'")
+        raise DTypeError(f"{op}: not implemented for 'Bool'")
 
 
 def _product(

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from ember import _dtype
 from ember._dispatch import Kernel, Op, define, kernel_for
+from ember._errors import DTypeError
 from ember._ops import conversion as conv
 from ember._ops import elementwise as ew
 from ember._ops import names, unary
@@ -155,13 +156,13 @@ def _floating_input(t: Tensor, dtype: _dtype.dtype | None, op: str) -> Tensor:
     """`t` cast to `dtype`, which must be floating, like mean()'s rule."""
     if dtype is None:
         if not t._dtype.is_floating_point:
-            raise RuntimeError(
+            raise DTypeError(
                 f"{op}(): could not infer output dtype. Input dtype must be either a floating "
                 f"point or complex dtype. Got: {_TORCH_NAMES[t._dtype.name]}"
             )
         return t
     if not dtype.is_floating_point:
-        raise RuntimeError(
+        raise DTypeError(
             f"{op}(): could not infer output dtype. Optional dtype must be either a floating "
             f"point or complex dtype. Got: {_TORCH_NAMES[dtype.name]}"
         )
@@ -350,7 +351,7 @@ def std(
 
 def _statistic(op: Op, t: Tensor, dim: DimArg, name: str) -> tuple[Tensor, Dims, Kernel | None]:
     if not t._dtype.is_floating_point:
-        raise RuntimeError(
+        raise DTypeError(
             f"{name}(): std and var only support floating point and complex dtypes, "
             f"got {_TORCH_NAMES[t._dtype.name]}"
         )

@@ -6,6 +6,7 @@ from typing import Any, Final
 
 from ember import _dtype
 from ember._dispatch import Op, kernel_for
+from ember._errors import DTypeError
 from ember._ops import names
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops.conversion import cast, python_scalar
@@ -34,8 +35,8 @@ def _compute_dtype(op: Op, t: Tensor) -> _dtype.dtype:
     dt = t._dtype
     if op.name in _FLOATING and not dt.is_floating_point:
         return _dtype.get_default_dtype()
-    if dt is _bool and op.name in ("neg", "abs", "sign"):
-        raise TypeError(
+    if dt is _bool and op.name in ("neg", "abs"):
+        raise DTypeError(
             f"{op.name}(): not supported for bool tensors; use logical_not() or ~ instead"
         )
     return dt
@@ -73,13 +74,10 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
 def _sign(t: Tensor) -> Tensor:
     if t._dtype is _bool:
         return t.clone()
+    # sign(NaN) is 0 in PyTorch: NaN compares false both ways.
     positive = cast(_binary(names.BINARY["gt"], t, 0), t._dtype)
     negative = cast(_binary(names.BINARY["lt"], t, 0), t._dtype)
-    result = _binary(names.BINARY["sub"], positive, negative)
-    # NaN has sign NaN in PyTorch; x * 0 keeps NaN and turns everything else to 0.
-    if t._dtype.is_floating_point:
-        result = _binary(names.BINARY["add"], result, _binary(names.BINARY["mul"], t, 0))
-    return result
+    return _binary(names.BINARY["sub"], positive, negative)
 
 
 def _reciprocal(t: Tensor) -> Tensor:
@@ -173,7 +171,7 @@ def bitwise_not(t: Tensor) -> Tensor:
     if t._dtype is _bool:
         return logical_not(t)
     if t._dtype.is_floating_point:
-        raise TypeError(f"bitwise_not(): not supported for floating-point dtype {t._dtype.name}")
+        raise DTypeError(f"bitwise_not(): not supported for floating-point dtype {t._dtype.name}")
     return _binary(names.BINARY["bitwise_xor"], t, -1)
 
 
@@ -182,7 +180,7 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     if not isinstance(condition, Tensor):
         raise TypeError("where(): argument 'condition' must be a Tensor")
     if condition._dtype is not _bool:
-        raise RuntimeError(
+        raise DTypeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
             f"{condition._dtype.name}"
         )

@@ -215,7 +215,8 @@ def test_float32_sum_of_16m_elements_is_accurate() -> None:
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_argmax_argmin_match_numpy(op: str, name: str, layout: str) -> None:
     fn = np.argmax if op == "argmax" else np.argmin
-    for shape, dim in [((7,), 0), ((3, 4, 5), 1), ((3, 4, 5), 0), ((3, 4, 5), 2), ((40, 70), 0)]:
+    for shape, dim in [((7,), 0), ((3, 4, 5), 1), ((3, 4, 5), 0), ((3, 4, 5), 2), ((40, 70), 0),
+                       ((3, 2000), 1)]:  # fmt: skip
         arr = sample(name, shape)
         if name not in FLOATS:  # many ties: the first index must win
             arr = arr // 3 if name != "bool" else arr
@@ -227,14 +228,26 @@ def test_argmax_argmin_match_numpy(op: str, name: str, layout: str) -> None:
 
 
 @pytest.mark.parametrize("op", ["argmax", "argmin"])
-def test_argmax_first_nan_wins_and_zero_dim(op: str) -> None:
+@pytest.mark.parametrize("name", ["float32", "float64", "float16"])
+def test_argmax_first_nan_wins_and_zero_dim(op: str, name: str) -> None:
     fn = np.argmax if op == "argmax" else np.argmin
-    arr = np.array([[1.0, np.nan, 5.0, np.nan], [np.nan, 2.0, 3.0, 1.0]] * 20, np.float32)
+    arr = sample(name, (40, 37), seed=5)  # 37 columns: vector lanes and a scalar tail
+    arr[3, :5] = np.nan
+    arr[9, 2:30:3] = np.nan
+    arr[17, 36] = np.nan
+    arr[0, 30] = np.nan
+    arr[20:, 10] = arr[5, 10]  # ties
     for dim in (0, 1):
         for layout in LAYOUTS:
-            out = empty_tensor((1, 4) if dim == 0 else (40, 1), _dtype.int64, CPU)
+            out = empty_tensor((1, 37) if dim == 0 else (40, 1), _dtype.int64, CPU)
             OPS[op].kernels["cpu"](out, tensor(arr, layout), dim)
             np.testing.assert_array_equal(out.numpy(), fn(arr, axis=dim, keepdims=True))
+    long_row = sample(name, (3000,), seed=6)  # the vectorised block search, then a NaN
+    long_row[2500] = np.nan
+    for row in (long_row, long_row[:2000]):
+        out = empty_tensor((1,), _dtype.int64, CPU)
+        OPS[op].kernels["cpu"](out, tensor(np.ascontiguousarray(row)), 0)
+        assert out.numpy()[0] == fn(row)
     out = empty_tensor((), _dtype.int64, CPU)
     OPS[op].kernels["cpu"](out, tensor(np.array(3.0)), 0)
     assert out.numpy() == 0

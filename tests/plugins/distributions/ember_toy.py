@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import ember
 import numpy as np
+
+import ember
 from ember._dispatch import KernelRegistry
 from ember.plugins import hookimpl
 

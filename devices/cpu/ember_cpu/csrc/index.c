@@ -35,6 +35,40 @@ static int index_error(int64_t value, int dim, int64_t size) {
     return 1;
 }
 
+/* Runs fn(ctx, t, nt) on every thread when the work is worth a parallel region, else
+ * fn(ctx, 0, 1) directly: even an `omp parallel if(0)` costs a team setup per call. */
+typedef void (*part_fn)(void* ctx, int t, int nt);
+
+static void run_parts(int64_t work, int64_t units, part_fn fn, void* ctx) {
+    if (work >= EM_PARALLEL_GRAIN && units > 1 && omp_get_max_threads() > 1) {
+#pragma omp parallel
+        fn(ctx, omp_get_thread_num(), omp_get_num_threads());
+    } else {
+        fn(ctx, 0, 1);
+    }
+}
+
+/* A row loop split across threads; the first bad index any of them meets is kept. */
+typedef struct {
+    const geo_t* g;
+    char* dst;
+    const int64_t* index;
+    const char* src;
+    int64_t dstride, dsize, rows;
+    const void* flat; /* take: the source's flat_t */
+    void (*fn)(void); /* a gather_rows_fn or take_rows_fn */
+    int found;
+    int64_t bad;
+} rows_job_t;
+
+static void record_bad(rows_job_t* job, int64_t bad) {
+#pragma omp critical
+    if (!job->found) {
+        job->found = 1;
+        job->bad = bad;
+    }
+}
+
 /* Drops size-1 dims and merges neighbours that address like one dim for all operands;
  * the row-major order of the iteration is kept. */
 static void coalesce(geo_t* g) {
@@ -102,13 +136,24 @@ static void next_row(const geo_t* g, int64_t* idx, int64_t* off) {
             T* d = (T*)dst + off[DST];                                                    \
             const int64_t* x = index + off[IDX];                                          \
             const T* s = (const T*)src + off[SRC];                                        \
-            for (int64_t j = 0; j < len; j++) {                                           \
-                int64_t v = x[j * r1];                                                    \
-                if ((uint64_t)v >= (uint64_t)dsize) {                                     \
-                    *bad = v;                                                             \
-                    return 1;                                                             \
+            if (r0 == 1 && r1 == 1) { /* the common layout, strides known */              \
+                for (int64_t j = 0; j < len; j++) {                                       \
+                    int64_t v = x[j];                                                     \
+                    if ((uint64_t)v >= (uint64_t)dsize) {                                 \
+                        *bad = v;                                                         \
+                        return 1;                                                         \
+                    }                                                                     \
+                    d[j] = s[v * dstride + j * r2];                                       \
                 }                                                                         \
-                d[j * r0] = s[v * dstride + j * r2];                                      \
+            } else {                                                                      \
+                for (int64_t j = 0; j < len; j++) {                                       \
+                    int64_t v = x[j * r1];                                                \
+                    if ((uint64_t)v >= (uint64_t)dsize) {                                 \
+                        *bad = v;                                                         \
+                        return 1;                                                         \
+                    }                                                                     \
+                    d[j * r0] = s[v * dstride + j * r2];                                  \
+                }                                                                         \
             }                                                                             \
             next_row(g, idx, off);                                                        \
         }                                                                                 \
@@ -132,26 +177,23 @@ static gather_rows_fn gather_rows_for(int isz) {
     }
 }
 
+static void gather_part(void* ctx, int t, int nt) {
+    rows_job_t* job = ctx;
+    int64_t bad = 0;
+    if (((gather_rows_fn)job->fn)(job->g, job->dst, job->index, job->src, job->dstride,
+                                  job->dsize, job->rows * t / nt, job->rows * (t + 1) / nt, &bad))
+        record_bad(job, bad);
+}
+
 static int run_gather(geo_t* g, int isz, char* dst, const int64_t* index, const char* src,
                       int64_t dstride, int dim, int64_t dsize) {
     coalesce(g);
     int64_t total = geo_numel(g);
     if (total == 0) return 0;
-    int64_t rows = total / row_len(g), bad = 0, found = 0;
-    gather_rows_fn fn = gather_rows_for(isz);
-#pragma omp parallel if (total >= EM_PARALLEL_GRAIN && rows > 1)
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        int64_t my_bad = 0;
-        if (fn(g, dst, index, src, dstride, dsize, rows * t / nt, rows * (t + 1) / nt, &my_bad)) {
-#pragma omp critical
-            if (!found) {
-                found = 1;
-                bad = my_bad;
-            }
-        }
-    }
-    return found ? index_error(bad, dim, dsize) : 0;
+    rows_job_t job = {g, dst, index, src, dstride, dsize, total / row_len(g), NULL,
+                      (void (*)(void))gather_rows_for(isz), 0, 0};
+    run_parts(total, job.rows, gather_part, &job);
+    return job.found ? index_error(job.bad, dim, dsize) : 0;
 }
 
 /* geometry: shape (= index's), out strides, index strides, a strides */
@@ -170,21 +212,33 @@ int em_gather(intptr_t out, intptr_t a, intptr_t index, int itemsize, int ndim, 
                       dim, a_dim_size);
 }
 
-/* Both contiguous: out is (outer, n, inner) rows copied from a's (outer, a_dim_size, inner). */
+/* Both contiguous: out is (outer, n, inner) blocks copied from a's (outer, asize, inner). */
+typedef struct {
+    char* out;
+    const char* a;
+    const int64_t* index;
+    int64_t istride, n, block, asize, items;
+} select_job_t;
+
+static void select_part(void* ctx, int t, int nt) {
+    const select_job_t* job = ctx;
+    int64_t begin = job->items * t / nt, end = job->items * (t + 1) / nt;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t o = it / job->n, i = it % job->n;
+        memcpy(job->out + it * job->block,
+               job->a + (o * job->asize + job->index[i * job->istride]) * job->block,
+               (size_t)job->block);
+    }
+}
+
 static int select_contiguous(int isz, char* out, const char* a, const int64_t* index,
                              int64_t istride, int64_t n, int64_t outer, int64_t inner,
                              int64_t asize, int dim) {
     for (int64_t i = 0; i < n; i++)
         if ((uint64_t)index[i * istride] >= (uint64_t)asize)
             return index_error(index[i * istride], dim, asize);
-    size_t block = (size_t)(inner * isz);
-    int64_t items = outer * n;
-#pragma omp parallel for schedule(static) if (items * inner >= EM_PARALLEL_GRAIN)
-    for (int64_t it = 0; it < items; it++) {
-        int64_t o = it / n, i = it % n;
-        memcpy(out + it * (int64_t)block, a + (o * asize + index[i * istride]) * (int64_t)block,
-               block);
-    }
+    select_job_t job = {out, a, index, istride, n, inner * isz, asize, outer * n};
+    run_parts(outer * n * inner, outer * n, select_part, &job);
     return 0;
 }
 
@@ -375,6 +429,14 @@ DEFINE_TAKE_ROWS(uint64_t)
 typedef int (*take_rows_fn)(const geo_t*, char*, const int64_t*, const flat_t*, const char*,
                              int64_t, int64_t, int64_t*);
 
+static void take_part(void* ctx, int t, int nt) {
+    rows_job_t* job = ctx;
+    int64_t bad = 0;
+    if (((take_rows_fn)job->fn)(job->g, job->dst, job->index, job->flat, job->src,
+                                job->rows * t / nt, job->rows * (t + 1) / nt, &bad))
+        record_bad(job, bad);
+}
+
 /* geometry: shape (= index's = out's), out strides, index strides, then a's shape and
  * strides (a_ndim each). */
 int em_take(intptr_t out, intptr_t a, intptr_t index, int itemsize, int ndim, int a_ndim,
@@ -396,21 +458,10 @@ int em_take(intptr_t out, intptr_t a, intptr_t index, int itemsize, int ndim, in
                       : itemsize == 2 ? take_rows_uint16_t
                       : itemsize == 4 ? take_rows_uint32_t
                                       : take_rows_uint64_t;
-    int64_t rows = total / row_len(&g), bad = 0, found = 0;
-#pragma omp parallel if (total >= EM_PARALLEL_GRAIN && rows > 1)
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        int64_t my_bad = 0;
-        if (fn(&g, (char*)out, (const int64_t*)index, &fa, (const char*)a, rows * t / nt,
-               rows * (t + 1) / nt, &my_bad)) {
-#pragma omp critical
-            if (!found) {
-                found = 1;
-                bad = my_bad;
-            }
-        }
-    }
-    return found ? index_error(bad, 0, fa.numel) : 0;
+    rows_job_t job = {&g, (char*)out, (const int64_t*)index, (const char*)a, 0, fa.numel,
+                      total / row_len(&g), &fa, (void (*)(void))fn, 0, 0};
+    run_parts(total, job.rows, take_part, &job);
+    return job.found ? index_error(job.bad, 0, fa.numel) : 0;
 }
 
 #define DEFINE_PUT(NAME, T, OP)                                                          \

@@ -59,42 +59,68 @@ static int row_major(const mat_t* m, int64_t* ld) {
 
 /* ---- packing and unpacking ------------------------------------------------------------- */
 
-/* dst (batch x rows x cols, contiguous, type DT) = src (strided, type ST) */
+/* Runs fn(ctx, t, nt) on every thread when the work is worth a parallel region, else
+ * fn(ctx, 0, 1) directly: even an `omp parallel if(0)` costs a team setup per call. */
+typedef void (*part_fn)(void* ctx, int t, int nt);
+
+static void run_parts(int64_t work, int64_t units, part_fn fn, void* ctx) {
+    if (work >= EM_PARALLEL_GRAIN && units > 1 && omp_get_max_threads() > 1) {
+#pragma omp parallel
+        fn(ctx, omp_get_thread_num(), omp_get_num_threads());
+    } else {
+        fn(ctx, 0, 1);
+    }
+}
+
+/* A copy between a strided batch of matrices and a contiguous (batch x rows x cols) one,
+ * its rows split across threads. */
+typedef struct {
+    const mat_t* strided;
+    void* dense;
+    int64_t batch;
+} copy_job_t;
+
+/* dense (type DT) = strided (type ST) */
 #define DEFINE_PACK(NAME, DT, ST)                                                        \
-    static void NAME(DT* dst, const mat_t* src, int64_t batch) {                          \
-        int64_t rows = src->rows, cols = src->cols;                                       \
-        _Pragma("omp parallel for collapse(2) if (batch * rows * cols >= EM_PARALLEL_GRAIN)") \
-        for (int64_t b = 0; b < batch; b++) {                                             \
-            for (int64_t i = 0; i < rows; i++) {                                          \
-                const ST* s = (const ST*)src->p + b * src->sbatch + i * src->srow;        \
-                DT* d = dst + (b * rows + i) * cols;                                      \
-                if (src->scol == 1) {                                                     \
-                    for (int64_t j = 0; j < cols; j++) d[j] = (DT)s[j];                   \
-                } else {                                                                  \
-                    for (int64_t j = 0; j < cols; j++) d[j] = (DT)s[j * src->scol];       \
-                }                                                                         \
+    static void NAME##_part(void* ctx, int t, int nt) {                                   \
+        const copy_job_t* job = ctx;                                                      \
+        const mat_t* m = job->strided;                                                    \
+        int64_t rows = job->batch * m->rows;                                              \
+        for (int64_t r = rows * t / nt; r < rows * (t + 1) / nt; r++) {                   \
+            const ST* s = (const ST*)m->p + (r / m->rows) * m->sbatch + (r % m->rows) * m->srow; \
+            DT* d = (DT*)job->dense + r * m->cols;                                        \
+            if (m->scol == 1) {                                                           \
+                for (int64_t j = 0; j < m->cols; j++) d[j] = (DT)s[j];                    \
+            } else {                                                                      \
+                for (int64_t j = 0; j < m->cols; j++) d[j] = (DT)s[j * m->scol];          \
             }                                                                             \
         }                                                                                 \
+    }                                                                                     \
+    static void NAME(DT* dense, const mat_t* src, int64_t batch) {                        \
+        copy_job_t job = {src, dense, batch};                                             \
+        run_parts(batch * src->rows * src->cols, batch * src->rows, NAME##_part, &job);   \
+    }
+
+/* strided (type DT) = dense (type ST) */
+#define DEFINE_UNPACK(NAME, DT, ST)                                                      \
+    static void NAME##_part(void* ctx, int t, int nt) {                                   \
+        const copy_job_t* job = ctx;                                                      \
+        const mat_t* m = job->strided;                                                    \
+        int64_t rows = job->batch * m->rows;                                              \
+        for (int64_t r = rows * t / nt; r < rows * (t + 1) / nt; r++) {                   \
+            DT* d = (DT*)m->p + (r / m->rows) * m->sbatch + (r % m->rows) * m->srow;      \
+            const ST* s = (const ST*)job->dense + r * m->cols;                            \
+            for (int64_t j = 0; j < m->cols; j++) d[j * m->scol] = (DT)s[j];              \
+        }                                                                                 \
+    }                                                                                     \
+    static void NAME(const mat_t* dst, ST* dense, int64_t batch) {                        \
+        copy_job_t job = {dst, dense, batch};                                             \
+        run_parts(batch * dst->rows * dst->cols, batch * dst->rows, NAME##_part, &job);   \
     }
 
 DEFINE_PACK(pack_f32, float, float)
 DEFINE_PACK(pack_f64, double, double)
 DEFINE_PACK(pack_f16_f32, float, em_half)
-
-/* dst (strided, type DT) = src (batch x rows x cols contiguous, type ST) */
-#define DEFINE_UNPACK(NAME, DT, ST)                                                      \
-    static void NAME(const mat_t* dst, const ST* src, int64_t batch) {                    \
-        int64_t rows = dst->rows, cols = dst->cols;                                       \
-        _Pragma("omp parallel for collapse(2) if (batch * rows * cols >= EM_PARALLEL_GRAIN)") \
-        for (int64_t b = 0; b < batch; b++) {                                             \
-            for (int64_t i = 0; i < rows; i++) {                                          \
-                DT* d = (DT*)dst->p + b * dst->sbatch + i * dst->srow;                    \
-                const ST* s = src + (b * rows + i) * cols;                                \
-                for (int64_t j = 0; j < cols; j++) d[j * dst->scol] = (DT)s[j];           \
-            }                                                                             \
-        }                                                                                 \
-    }
-
 DEFINE_UNPACK(unpack_f32, float, float)
 DEFINE_UNPACK(unpack_f64, double, double)
 DEFINE_UNPACK(unpack_f32_f16, em_half, float)
@@ -232,45 +258,59 @@ static inline void store_int(int dt, char* p, int64_t v) {
     }
 }
 
-/* Per batch: B is widened to a contiguous int64 (K x N) buffer, then each output row
- * accumulates a[i, k] * B[k, :] in int64 (vectorised), rows split across threads. */
+/* One batch of the integer product: out rows split across threads, each accumulating
+ * a[i, k] * B[k, :] in int64 (vectorised) against B widened to a contiguous buffer. */
+typedef struct {
+    int dt;
+    int64_t m, n, k, isz;
+    const mat_t *a, *c;
+    const char* pa;
+    char* pc;
+    const uint64_t* wide;
+    int failed;
+} int_job_t;
+
+static void gemm_int_part(void* ctx, int t, int nt) {
+    int_job_t* job = ctx;
+    int64_t n = job->n, k = job->k, isz = job->isz;
+    uint64_t* acc = malloc((size_t)max64(n, 1) * sizeof(uint64_t));
+    if (!acc) {
+#pragma omp atomic write
+        job->failed = 1;
+        return;
+    }
+    for (int64_t i = job->m * t / nt; i < job->m * (t + 1) / nt; i++) {
+        for (int64_t j = 0; j < n; j++) acc[j] = 0;
+        for (int64_t kk = 0; kk < k; kk++) {
+            const char* pa = job->pa + (i * job->a->srow + kk * job->a->scol) * isz;
+            uint64_t x = (uint64_t)load_int(job->dt, pa);
+            if (x == 0) continue;
+            const uint64_t* w = job->wide + kk * n;
+            for (int64_t j = 0; j < n; j++) acc[j] += x * w[j];
+        }
+        for (int64_t j = 0; j < n; j++)
+            store_int(job->dt, job->pc + (i * job->c->srow + j * job->c->scol) * isz,
+                      (int64_t)acc[j]);
+    }
+    free(acc);
+}
+
 static int gemm_int(int dt, int64_t batch, mat_t a, mat_t b, mat_t c) {
     int64_t m = c.rows, n = c.cols, k = a.cols, isz = ITEMSIZE[dt];
     uint64_t* wide = malloc((size_t)max64(k * n, 1) * sizeof(uint64_t));
     if (!wide) return out_of_memory();
-    int status = 0;
-    for (int64_t bi = 0; bi < batch && !status; bi++) {
+    int_job_t job = {dt, m, n, k, isz, &a, &c, NULL, NULL, wide, 0};
+    for (int64_t bi = 0; bi < batch && !job.failed; bi++) {
         const char* pb = b.p + bi * b.sbatch * isz;
-        const char* pa = a.p + bi * a.sbatch * isz;
-        char* pc = c.p + bi * c.sbatch * isz;
         for (int64_t kk = 0; kk < k; kk++)
             for (int64_t j = 0; j < n; j++)
                 wide[kk * n + j] = (uint64_t)load_int(dt, pb + (kk * b.srow + j * b.scol) * isz);
-#pragma omp parallel if (m * n * k >= EM_PARALLEL_GRAIN && m > 1)
-        {
-            uint64_t* acc = malloc((size_t)max64(n, 1) * sizeof(uint64_t));
-            if (!acc) {
-#pragma omp critical
-                status = out_of_memory();
-            } else {
-#pragma omp for schedule(static)
-                for (int64_t i = 0; i < m; i++) {
-                    for (int64_t j = 0; j < n; j++) acc[j] = 0;
-                    for (int64_t kk = 0; kk < k; kk++) {
-                        uint64_t x = (uint64_t)load_int(dt, pa + (i * a.srow + kk * a.scol) * isz);
-                        if (x == 0) continue;
-                        const uint64_t* w = wide + kk * n;
-                        for (int64_t j = 0; j < n; j++) acc[j] += x * w[j];
-                    }
-                    for (int64_t j = 0; j < n; j++)
-                        store_int(dt, pc + (i * c.srow + j * c.scol) * isz, (int64_t)acc[j]);
-                }
-                free(acc);
-            }
-        }
+        job.pa = a.p + bi * a.sbatch * isz;
+        job.pc = c.p + bi * c.sbatch * isz;
+        run_parts(m * n * k, m, gemm_int_part, &job);
     }
     free(wide);
-    return status;
+    return job.failed ? out_of_memory() : 0;
 }
 
 /* ---- entry points ------------------------------------------------------------------------ */
