@@ -40,24 +40,46 @@ _bool = _dtype.bool
 
 
 def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
-    if out is None and type(a) is Tensor and type(b) is Tensor:
-        dt = a._dtype
+    # Fast paths: float tensors outside autograd, with an equal-shape tensor of the same dtype
+    # and device, or with a Python int/float (a weak scalar, which keeps the tensor's dtype).
+    if out is None:
+        if type(a) is Tensor:
+            tensor, other = a, b
+        elif type(b) is Tensor:
+            tensor, other = b, a
+        else:
+            return _binary_general(op, a, b, out)
+        dt = tensor._dtype
         flags = _OP_FLAGS[op]
-        if (
-            not flags & _INTEGRAL_ONLY
-            and b._dtype is dt
-            and a._shape == b._shape
-            and a._device is b._device
-            and a._autograd is None
-            and b._autograd is None
-            and dt.is_floating_point
-        ):
-            fn = op.kernels.get(a._device.type)
-            if fn is not None:
-                result = empty_tensor(a._shape, _bool if flags & _TO_BOOL else dt, a._device)
-                fn(result, a, b)
-                return result
+        if dt.is_floating_point and tensor._autograd is None and not flags & _INTEGRAL_ONLY:
+            kind = type(other)
+            if kind is float or kind is int:
+                fn = op.kernels.get(tensor._device.type)
+                if fn is not None:
+                    result = _new_result(tensor, flags, dt)
+                    scalar = float(other)
+                    if tensor is a:
+                        fn(result, a, scalar)
+                    else:
+                        fn(result, scalar, b)
+                    return result
+            elif (
+                kind is Tensor
+                and other._dtype is dt
+                and other._shape == tensor._shape
+                and other._device is tensor._device
+                and other._autograd is None
+            ):
+                fn = op.kernels.get(tensor._device.type)
+                if fn is not None:
+                    result = _new_result(tensor, flags, dt)
+                    fn(result, a, b)
+                    return result
     return _binary_general(op, a, b, out)
+
+
+def _new_result(like: Tensor, flags: int, dt: _dtype.dtype) -> Tensor:
+    return empty_tensor(like._shape, _bool if flags & _TO_BOOL else dt, like._device)
 
 
 def _binary_general(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:

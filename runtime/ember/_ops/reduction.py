@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from ember import _dtype
 from ember._dispatch import Kernel, Op, define, kernel_for
@@ -190,7 +190,20 @@ def sum(
     input: Tensor, dim: DimArg = None, keepdim: bool = False, *, dtype: _dtype.dtype | None = None
 ) -> Tensor:
     """Sum over `dim` (every dim when None); integers and bool accumulate in int64."""
+    if dim is None and dtype is None and not keepdim and type(input) is Tensor:
+        # Fast path of `t.sum()`: a float tensor outside autograd, reduced to a 0-d tensor.
+        dt, dev, ndim = input._dtype, input._device, len(input._shape)
+        fn = _SUM.kernels.get(dev.type)
+        if dt.is_floating_point and input._autograd is None and fn is not None and ndim:
+            out = empty_tensor(_ONES[ndim], dt, dev)
+            fn(out, input, _ALL_DIMS[ndim])
+            return make_view(out, 0, (), ())
     return _accumulate(_SUM, input, dim, keepdim, dtype, "sum")
+
+
+# Keepdim shapes and dim tuples of full reductions, by rank.
+_ONES: Final = tuple((1,) * n for n in range(65))
+_ALL_DIMS: Final = tuple(tuple(range(n)) for n in range(65))
 
 
 def prod(

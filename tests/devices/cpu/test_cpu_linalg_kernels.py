@@ -146,3 +146,21 @@ def test_bmm_broadcast_batch_and_strided_out(name: str) -> None:
     out = empty_tensor((3, 5, 6), _dtype.BY_NAME[name], CPU)
     OPS["bmm"].kernels["cpu"](out, a, tensor(b))
     check(out.numpy(), stored.transpose(1, 0, 2), b, name)
+
+
+@pytest.mark.parametrize("name", ["float32", "float64"])
+def test_bmm_large_matrices_through_the_strided_batch_call(name: str) -> None:
+    single = sample(name, (1, 100, 90), 14)
+    b = sample(name, (3, 90, 110), 15)
+    for a, a_values in [
+        (
+            make_view(tensor(single), 0, (3, 100, 90), (0, 90, 1)),
+            np.broadcast_to(single, (3, 100, 90)),
+        ),
+        (tensor(sample(name, (3, 100, 90), 16), "transposed"), None),
+    ]:
+        values = a.numpy() if a_values is None else a_values
+        for out_layout in ("contiguous", "transposed"):
+            out = empty_out((3, 100, 110), name, out_layout)
+            OPS["bmm"].kernels["cpu"](out, a, tensor(b))
+            check(out.numpy(), np.asarray(values), b, name)

@@ -145,6 +145,64 @@ static void gemm_one(int f64, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, 
                           (float*)c, (blasint)ldc);
 }
 
+/* OpenBLAS's strided batch call, where the installed OpenBLAS has it (0.3.30 on); bound
+ * weakly so that an older one still links. */
+void scipy_cblas_sgemm_batch_strided(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE,
+                                     blasint, blasint, blasint, float, const float*, blasint,
+                                     blasint, const float*, blasint, blasint, float, float*,
+                                     blasint, blasint, blasint) __attribute__((weak));
+void scipy_cblas_dgemm_batch_strided(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE,
+                                     blasint, blasint, blasint, double, const double*, blasint,
+                                     blasint, const double*, blasint, blasint, double, double*,
+                                     blasint, blasint, blasint) __attribute__((weak));
+
+#define SMALL_GEMM (96 * 96 * 96) /* below this OpenBLAS runs one thread per call */
+
+typedef struct {
+    int f64;
+    enum CBLAS_TRANSPOSE ta, tb;
+    int64_t batch, m, n, k, lda, ldb, ldc;
+    const mat_t *a, *b, *c;
+} batch_job_t;
+
+static void batch_part(void* ctx, int t, int nt) {
+    const batch_job_t* job = ctx;
+    size_t isz = job->f64 ? sizeof(double) : sizeof(float);
+    for (int64_t i = job->batch * t / nt; i < job->batch * (t + 1) / nt; i++)
+        gemm_one(job->f64, job->ta, job->tb, job->m, job->n, job->k,
+                 job->a->p + i * job->a->sbatch * isz, job->lda,
+                 job->b->p + i * job->b->sbatch * isz, job->ldb,
+                 job->c->p + i * job->c->sbatch * isz, job->ldc);
+}
+
+/* Every product of the batch: small ones spread over OpenMP threads (OpenBLAS would run
+ * each on one thread anyway), larger ones through the strided batch call when there is
+ * one (it threads inside), else one call per matrix. */
+static void gemm_batch(int f64, int64_t batch, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb,
+                       int64_t m, int64_t n, int64_t k, const mat_t a, int64_t lda,
+                       const mat_t b, int64_t ldb, const mat_t c, int64_t ldc) {
+    batch_job_t job = {f64, ta, tb, batch, m, n, k, lda, ldb, ldc, &a, &b, &c};
+    int strided = batch > 1 && m * n * k >= SMALL_GEMM && fits_blas(batch) &&
+                  fits_blas(a.sbatch) && fits_blas(b.sbatch) && fits_blas(c.sbatch) &&
+                  (f64 ? scipy_cblas_dgemm_batch_strided != NULL
+                       : scipy_cblas_sgemm_batch_strided != NULL);
+    if (!strided) {
+        run_parts(m * n * k < SMALL_GEMM ? batch * m * n * k : 0, batch, batch_part, &job);
+    } else if (f64) {
+        scipy_cblas_dgemm_batch_strided(CblasRowMajor, ta, tb, (blasint)m, (blasint)n,
+                                        (blasint)k, 1.0, (const double*)a.p, (blasint)lda,
+                                        (blasint)a.sbatch, (const double*)b.p, (blasint)ldb,
+                                        (blasint)b.sbatch, 0.0, (double*)c.p, (blasint)ldc,
+                                        (blasint)c.sbatch, (blasint)batch);
+    } else {
+        scipy_cblas_sgemm_batch_strided(CblasRowMajor, ta, tb, (blasint)m, (blasint)n,
+                                        (blasint)k, 1.0f, (const float*)a.p, (blasint)lda,
+                                        (blasint)a.sbatch, (const float*)b.p, (blasint)ldb,
+                                        (blasint)b.sbatch, 0.0f, (float*)c.p, (blasint)ldc,
+                                        (blasint)c.sbatch, (blasint)batch);
+    }
+}
+
 /* An operand BLAS can read: in place, or packed into `*buffer` (caller frees). */
 static int blas_operand(int f64, mat_t* m, int64_t batch, enum CBLAS_TRANSPOSE* t, int64_t* ld,
                         void** buffer) {
@@ -198,10 +256,7 @@ static int gemm_real(int f64, int64_t batch, mat_t a, mat_t b, mat_t c) {
         c.sbatch = m * n;
     }
     if (!status) {
-        size_t isz = f64 ? sizeof(double) : sizeof(float);
-        for (int64_t i = 0; i < batch; i++)
-            gemm_one(f64, ta, tb, m, n, k, a.p + i * a.sbatch * isz, lda,
-                     b.p + i * b.sbatch * isz, ldb, c.p + i * c.sbatch * isz, ldc);
+        gemm_batch(f64, batch, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
         if (cbuf) {
             if (f64) unpack_f64(&target, cbuf, batch); else unpack_f32(&target, cbuf, batch);
         }
