@@ -15,7 +15,6 @@ from typing import Any, Final
 from ember import _dtype
 from ember._dispatch import KernelRegistry
 from ember._tensor import Tensor, empty_tensor
-
 from ember_cpu._lib import check, ffi, lib
 
 __all__ = ["gather", "index_put_", "index_select", "nonzero", "register", "scatter_", "take"]

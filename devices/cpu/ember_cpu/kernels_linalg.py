@@ -13,7 +13,6 @@ from typing import Any
 
 from ember._dispatch import KernelRegistry
 from ember._tensor import Tensor
-
 from ember_cpu._lib import check, ffi, lib
 
 __all__ = ["bmm", "mm", "register"]

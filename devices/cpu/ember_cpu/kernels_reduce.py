@@ -1,8 +1,8 @@
 """Reduction kernels of the CPU device: sum, prod, amax, amin, any, all, argmax, argmin, cumsum.
 
-The C side (csrc/reduce.c) plans each call from the shape and strides, so every layout is
-accepted; a contiguous input reduced over its trailing dims (`a.sum()`, `a.sum(-1)`) skips
-even that and passes two sizes.
+The C side (csrc/reduce.c, csrc/scan.c) plans each call from the shape and strides, so
+every layout is accepted; a contiguous input reduced over its trailing dims (`a.sum()`,
+`a.sum(-1)`) skips even that and passes two sizes.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any, Final
 
 from ember._dispatch import Kernel, KernelRegistry
 from ember._tensor import Tensor
-
 from ember_cpu._lib import check, ffi, lib
 
 __all__ = ["register"]
@@ -21,10 +20,9 @@ __all__ = ["register"]
 MAX_DIMS: Final = 16
 REDUCTION_CODES: Final = {"sum": 0, "prod": 1, "amax": 2, "amin": 3, "any": 4, "all": 5}
 
-# _TRAILING[ndim][k]: the last k dims of an ndim-dim tensor, the contiguous fast path's test.
-_TRAILING: Final = [
-    [tuple(range(ndim - k, ndim)) for k in range(ndim + 1)] for ndim in range(MAX_DIMS + 1)
-]
+# _TRAILING[ndim][k]: the last k dims of an ndim-dim tensor, the contiguous fast path's test
+# (up to 64 dims, so that any rank reaches _check_rank's error rather than an IndexError).
+_TRAILING: Final = [[tuple(range(ndim - k, ndim)) for k in range(ndim + 1)] for ndim in range(65)]
 
 
 class _Scratch(threading.local):
@@ -59,7 +57,11 @@ def _reduction(name: str) -> Kernel:
         k = len(dims)
         a_ptr = a._storage.ptr + a._offset * a._dtype.itemsize
         out_ptr = out._storage.ptr + out._offset * out._dtype.itemsize
-        if a._contiguous and out._contiguous and (k == ndim or dims == _TRAILING[ndim][k]):
+        if a._contiguous and out._contiguous and k == ndim:  # a.sum()
+            status = reduce_contiguous(
+                code, a._dtype.index, out._dtype.index, out_ptr, a_ptr, 1, math.prod(shape)
+            )
+        elif a._contiguous and out._contiguous and dims == _TRAILING[ndim][k]:
             status = reduce_contiguous(
                 code,
                 a._dtype.index,

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from ember import _dtype
 from ember._device import device
 from ember._dispatch import OPS

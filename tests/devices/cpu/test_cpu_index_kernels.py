@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from ember import _dtype
 from ember._device import device
 from ember._dispatch import OPS

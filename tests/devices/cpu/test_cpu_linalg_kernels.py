@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from ember import _dtype
 from ember._device import device
 from ember._dispatch import OPS
@@ -149,7 +150,12 @@ def test_bmm_broadcast_batch_and_strided_out(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["float32", "float64"])
-def test_bmm_large_matrices_through_the_strided_batch_call(name: str) -> None:
+def test_bmm_many_small_and_few_large_matrices(name: str) -> None:
+    a, b = sample(name, (64, 16, 12), 17), sample(name, (64, 12, 20), 18)  # threads over batch
+    out = empty_tensor((64, 16, 20), _dtype.BY_NAME[name], CPU)
+    OPS["bmm"].kernels["cpu"](out, tensor(a, "transposed"), tensor(b))
+    check(out.numpy(), a, b, name)
+    # large enough for OpenBLAS's strided batch call, with a broadcast batch
     single = sample(name, (1, 100, 90), 14)
     b = sample(name, (3, 90, 110), 15)
     for a, a_values in [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from ember import _dtype
 from ember._device import device
 from ember._dispatch import OPS
@@ -285,3 +286,10 @@ def test_cumsum_zero_dim_and_strided_out() -> None:
     out = make_view(base, 0, (6, 5), (1, 6))  # a transposed out= view
     OPS["cumsum"].kernels["cpu"](out, tensor(arr), 1)
     np.testing.assert_array_equal(out.numpy(), np.cumsum(arr, axis=1))
+
+
+def test_more_dims_than_the_device_supports_is_a_clean_error() -> None:
+    a = tensor(np.ones((1,) * 17, np.float32))
+    out = empty_tensor((1,) * 17, _dtype.float32, CPU)
+    with pytest.raises(RuntimeError, match="at most 16 dims, got 17"):
+        OPS["sum"].kernels["cpu"](out, a, (3,))

@@ -12,12 +12,11 @@
  * the row-major order of the index, so with duplicate indices the last write wins
  * (scatter_, index_put_ without accumulate) and additions are deterministic.
  */
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ember_cpu.h"
+#include "strided.h"
 
 enum { DST, IDX, SRC };
 
@@ -33,19 +32,6 @@ static int index_error(int64_t value, int dim, int64_t size) {
              "index %lld is out of bounds for dimension %d with size %lld", (long long)value,
              dim, (long long)size);
     return 1;
-}
-
-/* Runs fn(ctx, t, nt) on every thread when the work is worth a parallel region, else
- * fn(ctx, 0, 1) directly: even an `omp parallel if(0)` costs a team setup per call. */
-typedef void (*part_fn)(void* ctx, int t, int nt);
-
-static void run_parts(int64_t work, int64_t units, part_fn fn, void* ctx) {
-    if (work >= EM_PARALLEL_GRAIN && units > 1 && omp_get_max_threads() > 1) {
-#pragma omp parallel
-        fn(ctx, omp_get_thread_num(), omp_get_num_threads());
-    } else {
-        fn(ctx, 0, 1);
-    }
 }
 
 /* A row loop split across threads; the first bad index any of them meets is kept. */

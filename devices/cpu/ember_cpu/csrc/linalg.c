@@ -8,14 +8,11 @@
  * int64 (wrapping like PyTorch); bool stores "any product term is true".
  */
 #include <limits.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cblas.h"
-#include "ember_cpu.h"
-
-static const int ITEMSIZE[8] = {1, 1, 1, 4, 8, 2, 4, 8};
+#include "strided.h"
 
 /* A batch of (rows x cols) matrices; strides in elements. */
 typedef struct {
@@ -58,19 +55,6 @@ static int row_major(const mat_t* m, int64_t* ld) {
 }
 
 /* ---- packing and unpacking ------------------------------------------------------------- */
-
-/* Runs fn(ctx, t, nt) on every thread when the work is worth a parallel region, else
- * fn(ctx, 0, 1) directly: even an `omp parallel if(0)` costs a team setup per call. */
-typedef void (*part_fn)(void* ctx, int t, int nt);
-
-static void run_parts(int64_t work, int64_t units, part_fn fn, void* ctx) {
-    if (work >= EM_PARALLEL_GRAIN && units > 1 && omp_get_max_threads() > 1) {
-#pragma omp parallel
-        fn(ctx, omp_get_thread_num(), omp_get_num_threads());
-    } else {
-        fn(ctx, 0, 1);
-    }
-}
 
 /* A copy between a strided batch of matrices and a contiguous (batch x rows x cols) one,
  * its rows split across threads. */

@@ -1,36 +1,30 @@
-/* Reductions of the CPU device: sum, prod, amax, amin, any, all; argmax/argmin; cumsum.
+/* Reductions of the CPU device: sum, prod, amax, amin, any, all (argmax, argmin and
+ * cumsum, which walk one dim, are in scan.c).
  *
  * A reduction is planned once per call: the kept dims (K) and the reduced dims (R) are
  * separated, sorted by stride and coalesced, then one of two loops runs:
  *   - rows: each output reduces R, whose innermost dim is a (usually contiguous) row;
  *     a single output (a.sum()) is split into chunks across threads;
  *   - columns: when a kept dim is contiguous in the input (sum over dim 0 of a matrix),
- *     a strip of outputs is accumulated side by side, one vector per reduced position.
+ *     up to COL_CHUNK outputs are accumulated side by side, eight reduced positions
+ *     combined per pass (see DEFINE_COL).
+ * Parallel regions are entered only for work above EM_PARALLEL_GRAIN (run_parts).
  * Accumulators: int64 for integers and bool (wrapping like PyTorch), double for floats;
  * float32 sums add float lanes over blocks of SUM_BLOCK elements, then add the blocks in
  * double, which keeps 16M-element sums within ~1e-7 relative at memory speed.
  */
 #include <math.h>
-#include <omp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __F16C__
 #include <immintrin.h>
 #endif
 
-#include "ember_cpu.h"
+#include "strided.h"
 
 enum { RED_SUM, RED_PROD, RED_AMAX, RED_AMIN, RED_ANY, RED_ALL, RED_COUNT };
 
 #define SUM_BLOCK 4096  /* float32/float16 elements summed in float lanes before double */
-#define COL_CHUNK 2048  /* outputs accumulated side by side by the column loop */
-#define COL_MIN 16      /* a contiguous kept dim shorter than this is not worth columns */
-
-typedef union {
-    int64_t i;
-    double f;
-} acc_t;
 
 /* acc op= p[0], p[stride], ..., p[(n-1)*stride] */
 typedef void (*row_fn)(const char* p, int64_t n, int64_t stride, acc_t* acc);
@@ -39,27 +33,7 @@ typedef void (*row_fn)(const char* p, int64_t n, int64_t stride, acc_t* acc);
  * loops over union members). */
 typedef void (*col_fn)(const char* p, int64_t rs, int rows, int64_t n, void* acc);
 
-/* Unaligned, aliasing 256-bit vectors (GCC vector extensions; split where narrower). */
-typedef float v8f __attribute__((vector_size(32), aligned(4), may_alias));
-typedef double v4d __attribute__((vector_size(32), aligned(8), may_alias));
-typedef int32_t v8i __attribute__((vector_size(32)));
-typedef int64_t v4l __attribute__((vector_size(32)));
-
-static const int ITEMSIZE[8] = {1, 1, 1, 4, 8, 2, 4, 8};
-
-static inline int is_float(int dt) { return dt >= EM_FLOAT16; }
-
-static int too_many_dims(int ndim) {
-    snprintf(em_error_message, sizeof em_error_message,
-             "the cpu device supports at most %d dims, got %d", EM_MAX_DIMS, ndim);
-    return 2;
-}
-static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
 /* ---- row and column kernels ----------------------------------------------------------- */
-
-#define WRAP_ADD(x, y) ((int64_t)((uint64_t)(x) + (uint64_t)(y)))
-#define WRAP_MUL(x, y) ((int64_t)((uint64_t)(x) * (uint64_t)(y)))
 
 #define DEFINE_INT_KERNELS(SUF, T)                                                       \
     static void row_sum_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {      \
@@ -454,110 +428,6 @@ static inline void combine(int op, int fl, acc_t* into, acc_t v) {
     }
 }
 
-static inline void store(int dt, char* dst, acc_t v, int fl) {
-    switch (dt) {
-        case EM_BOOL: *(uint8_t*)dst = fl ? v.f != 0 : v.i != 0; break;
-        case EM_UINT8: *(uint8_t*)dst = (uint8_t)(fl ? (int64_t)v.f : v.i); break;
-        case EM_INT8: *(int8_t*)dst = (int8_t)(fl ? (int64_t)v.f : v.i); break;
-        case EM_INT32: *(int32_t*)dst = (int32_t)(fl ? (int64_t)v.f : v.i); break;
-        case EM_INT64: *(int64_t*)dst = fl ? (int64_t)v.f : v.i; break;
-        case EM_FLOAT16: *(em_half*)dst = (em_half)(fl ? v.f : (double)v.i); break;
-        case EM_FLOAT32: *(float*)dst = (float)(fl ? v.f : (double)v.i); break;
-        default: *(double*)dst = fl ? v.f : (double)v.i; break;
-    }
-}
-
-/* ---- geometry ------------------------------------------------------------------------- */
-
-typedef struct {
-    int n;
-    int64_t size[EM_MAX_DIMS];
-    int64_t s1[EM_MAX_DIMS]; /* the input's strides */
-    int64_t s2[EM_MAX_DIMS]; /* the output's strides (unused for reduced dims) */
-} dims_t;
-
-static int64_t labs64(int64_t x) { return x < 0 ? -x : x; }
-
-/* Sort by (|key|, |other|) descending, then merge neighbours that address like one dim. */
-static void sort_and_coalesce(dims_t* d, int by_s2) {
-    for (int i = 1; i < d->n; i++) {
-        for (int j = i; j > 0; j--) {
-            int64_t ka = by_s2 ? labs64(d->s2[j - 1]) : labs64(d->s1[j - 1]);
-            int64_t kb = by_s2 ? labs64(d->s2[j]) : labs64(d->s1[j]);
-            int64_t oa = by_s2 ? labs64(d->s1[j - 1]) : 0, ob = by_s2 ? labs64(d->s1[j]) : 0;
-            if (ka > kb || (ka == kb && oa >= ob)) break;
-            int64_t t;
-            t = d->size[j]; d->size[j] = d->size[j - 1]; d->size[j - 1] = t;
-            t = d->s1[j]; d->s1[j] = d->s1[j - 1]; d->s1[j - 1] = t;
-            t = d->s2[j]; d->s2[j] = d->s2[j - 1]; d->s2[j - 1] = t;
-        }
-    }
-    int m = 0;
-    for (int i = 0; i < d->n; i++) {
-        if (m > 0 && d->s1[m - 1] == d->s1[i] * d->size[i] &&
-            d->s2[m - 1] == d->s2[i] * d->size[i]) {
-            d->size[m - 1] *= d->size[i];
-            d->s1[m - 1] = d->s1[i];
-            d->s2[m - 1] = d->s2[i];
-        } else {
-            d->size[m] = d->size[i];
-            d->s1[m] = d->s1[i];
-            d->s2[m] = d->s2[i];
-            m++;
-        }
-    }
-    d->n = m;
-}
-
-static int64_t numel(const dims_t* d) {
-    int64_t n = 1;
-    for (int i = 0; i < d->n; i++) n *= d->size[i];
-    return n;
-}
-
-/* Position `p` of the row-major iteration over d: its index and both offsets. */
-static void unravel(const dims_t* d, int64_t p, int64_t* idx, int64_t* o1, int64_t* o2) {
-    *o1 = *o2 = 0;
-    for (int k = d->n - 1; k >= 0; k--) {
-        idx[k] = p % d->size[k];
-        p /= d->size[k];
-        *o1 += idx[k] * d->s1[k];
-        *o2 += idx[k] * d->s2[k];
-    }
-}
-
-static inline void advance(const dims_t* d, int64_t* idx, int64_t* o1, int64_t* o2) {
-    for (int k = d->n - 1; k >= 0; k--) {
-        if (++idx[k] < d->size[k]) {
-            *o1 += d->s1[k];
-            *o2 += d->s2[k];
-            return;
-        }
-        *o1 -= d->s1[k] * (d->size[k] - 1);
-        *o2 -= d->s2[k] * (d->size[k] - 1);
-        idx[k] = 0;
-    }
-}
-
-/* [begin, end) of n items for thread t of nt */
-static inline void split(int64_t n, int t, int nt, int64_t* begin, int64_t* end) {
-    *begin = n * t / nt;
-    *end = n * (t + 1) / nt;
-}
-
-/* Runs fn(ctx, t, nt) on every thread when the work is worth a parallel region, else
- * fn(ctx, 0, 1) directly: even an `omp parallel if(0)` costs a team setup per call. */
-typedef void (*part_fn)(const void* ctx, int t, int nt);
-
-static void run_parts(int64_t work, int64_t units, part_fn fn, const void* ctx) {
-    if (work >= EM_PARALLEL_GRAIN && units > 1 && omp_get_max_threads() > 1) {
-#pragma omp parallel
-        fn(ctx, omp_get_thread_num(), omp_get_num_threads());
-    } else {
-        fn(ctx, 0, 1);
-    }
-}
-
 /* ---- the reduction executor ----------------------------------------------------------- */
 
 typedef struct {
@@ -588,7 +458,7 @@ static void reduce_span(const plan_t* pl, int64_t base, int64_t begin, int64_t e
 }
 
 /* rows: outputs split across threads, each reducing its whole span */
-static void rows_part(const void* ctx, int t, int nt) {
+static void rows_part(void* ctx, int t, int nt) {
     const plan_t* pl = ctx;
     int64_t begin, end, idx[EM_MAX_DIMS], ka = 0, ko = 0;
     split(pl->nout, t, nt, &begin, &end);
@@ -608,7 +478,7 @@ typedef struct {
     acc_t* part;
 } chunks_t;
 
-static void chunks_part(const void* ctx, int t, int nt) {
+static void chunks_part(void* ctx, int t, int nt) {
     const chunks_t* ch = ctx;
     const plan_t* pl = ch->pl;
     int64_t begin, end;
@@ -645,7 +515,7 @@ static int run_rows(const plan_t* pl) {
         free(ch.part);
         return 0;
     }
-    run_parts(pl->nout * pl->rtotal, pl->nout, rows_part, pl);
+    run_parts(pl->nout * pl->rtotal, pl->nout, rows_part, (void*)pl);
     return 0;
 }
 
@@ -713,7 +583,7 @@ static void column_strip(const columns_t* cs, int64_t item, int64_t rs, void* ac
     }
 }
 
-static void columns_part(const void* ctx, int t, int nt) {
+static void columns_part(void* ctx, int t, int nt) {
     const columns_t* cs = ctx;
     double local_d[COL_CHUNK];
     float local_f[COL_CHUNK];
@@ -845,472 +715,4 @@ int em_reduce_contiguous(int op, int in_dt, int out_dt, intptr_t out, intptr_t a
     pl.r.s2[0] = 0;
     finish_plan(&pl);
     return execute(&pl);
-}
-
-/* ---- argmax / argmin ------------------------------------------------------------------ */
-
-#define ARG_BLOCK 512 /* contiguous rows are searched a vectorised block extreme at a time */
-
-typedef uint8_t v32u8 __attribute__((vector_size(32), aligned(1), may_alias));
-typedef int8_t v32i8 __attribute__((vector_size(32), aligned(1), may_alias));
-typedef int32_t v8i32 __attribute__((vector_size(32), aligned(4), may_alias));
-typedef int64_t v4i64 __attribute__((vector_size(32), aligned(8), may_alias));
-
-/* Scalar search of p[begin..end) (stride s), continuing from (*best, *bi); returns the
- * index of a NaN (which wins at once), else -1. */
-#define DEFINE_ARG_SCAN(SUF, T, FLOAT)                                                   \
-    static int64_t arg_scan_##SUF(const T* p, int64_t begin, int64_t end, int64_t s,      \
-                                  int is_max, T* best, int64_t* bi) {                     \
-        for (int64_t i = begin; i < end; i++) {                                           \
-            T x = p[i * s];                                                               \
-            if (is_max ? x > *best : x < *best) {                                         \
-                *best = x;                                                                \
-                *bi = i;                                                                  \
-            } else if (FLOAT && x != x) {                                                 \
-                return i;                                                                 \
-            }                                                                             \
-        }                                                                                 \
-        return -1;                                                                        \
-    }
-
-/* The extreme of a contiguous block of n (a multiple of 2W) elements, by vector compares
- * and blends; *nan is set when the block holds a NaN. */
-#define DEFINE_BLOCK_EXTREME(NAME, T, VT, VI, W, CMP)                                    \
-    static T NAME(const T* p, int64_t n, int* nan) {                                      \
-        VT m0 = *(const VT*)p, m1 = *(const VT*)(p + W);                                  \
-        VI n0 = m0 != m0, n1 = m1 != m1;                                                  \
-        for (int64_t i = 2 * W; i < n; i += 2 * W) {                                      \
-            VT x0 = *(const VT*)(p + i), x1 = *(const VT*)(p + i + W);                    \
-            VI c0 = x0 CMP m0, c1 = x1 CMP m1;                                            \
-            m0 = (VT)(((VI)x0 & c0) | ((VI)m0 & ~c0));                                    \
-            m1 = (VT)(((VI)x1 & c1) | ((VI)m1 & ~c1));                                    \
-            n0 |= x0 != x0;                                                               \
-            n1 |= x1 != x1;                                                               \
-        }                                                                                 \
-        T m = m0[0];                                                                      \
-        int any_nan = 0;                                                                  \
-        for (int l = 0; l < W; l++) {                                                     \
-            m = m0[l] CMP m ? m0[l] : m;                                                  \
-            m = m1[l] CMP m ? m1[l] : m;                                                  \
-            any_nan |= (n0[l] | n1[l]) != 0;                                              \
-        }                                                                                 \
-        *nan = any_nan;                                                                   \
-        return m;                                                                         \
-    }
-
-
-/* First index of the extreme of a row; the first NaN wins. */
-#define DEFINE_ARG_ROW(SUF, T, VT, VI, W, FLOAT)                                         \
-    DEFINE_ARG_SCAN(SUF, T, FLOAT)                                                        \
-    DEFINE_BLOCK_EXTREME(block_max_##SUF, T, VT, VI, W, >)                                \
-    DEFINE_BLOCK_EXTREME(block_min_##SUF, T, VT, VI, W, <)                                \
-    static int64_t arg_row_##SUF(const char* base, int64_t n, int64_t s, int is_max) {   \
-        const T* p = (const T*)base;                                                      \
-        T best = p[0];                                                                    \
-        int64_t bi = 0, b0 = 0;                                                           \
-        if (FLOAT && best != best) return 0;                                              \
-        if (s == 1) {                                                                     \
-            for (; b0 + ARG_BLOCK <= n; b0 += ARG_BLOCK) {                                \
-                int nan;                                                                  \
-                T m = is_max ? block_max_##SUF(p + b0, ARG_BLOCK, &nan)                   \
-                             : block_min_##SUF(p + b0, ARG_BLOCK, &nan);                  \
-                if (FLOAT && nan) {                                                       \
-                    for (int64_t i = b0;; i++)                                            \
-                        if (p[i] != p[i]) return i;                                       \
-                }                                                                         \
-                if (is_max ? m > best : m < best) {                                       \
-                    int64_t i = b0;                                                       \
-                    while (p[i] != m) i++;                                                \
-                    best = m;                                                             \
-                    bi = i;                                                               \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
-        int64_t nan_at = arg_scan_##SUF(p, b0 > 0 ? b0 : 1, n, s, is_max, &best, &bi);    \
-        return nan_at >= 0 ? nan_at : bi;                                                 \
-    }
-
-DEFINE_ARG_ROW(u8, uint8_t, v32u8, v32i8, 32, 0)
-DEFINE_ARG_ROW(i8, int8_t, v32i8, v32i8, 32, 0)
-DEFINE_ARG_ROW(i32, int32_t, v8i32, v8i32, 8, 0)
-DEFINE_ARG_ROW(i64, int64_t, v4i64, v4i64, 4, 0)
-DEFINE_ARG_ROW(f32, float, v8f, v8i, 8, 1)
-DEFINE_ARG_ROW(f64, double, v4d, v4l, 4, 1)
-
-/* Row i+R of the side-by-side columns folded into (b, k): it wins when it beats the
- * best, or is a NaN and the best is not. Selects only, so the column loop vectorises. */
-#define ARG_STEP(BT, IT, CMP, R)                                                         \
-    {                                                                                     \
-        BT x = (BT)p[(i + R) * s + j];                                                    \
-        int upd = (x CMP b) | ((x != x) & (b == b));                                      \
-        b = upd ? x : b;                                                                  \
-        k = upd ? (IT)(i + R) : k;                                                        \
-    }
-#define ARG_COLS_PASS(BT, IT, CMP, ROWS)                                                 \
-    for (int64_t j = 0; j < len; j++) {                                                   \
-        BT b = best[j];                                                                   \
-        IT k = idx[j];                                                                    \
-        ARG_STEP(BT, IT, CMP, 0)                                                          \
-        if (ROWS == 4) {                                                                  \
-            ARG_STEP(BT, IT, CMP, 1)                                                      \
-            ARG_STEP(BT, IT, CMP, 2)                                                      \
-            ARG_STEP(BT, IT, CMP, 3)                                                      \
-        }                                                                                 \
-        best[j] = b;                                                                      \
-        idx[j] = k;                                                                       \
-    }
-
-/* `len` side-by-side contiguous columns, rows `s` apart, n rows. The running best (type
- * BT) and its row (type IT, as wide as BT: GCC does not vectorise selects of mixed
- * widths) stay in registers over four rows per pass. */
-#define DEFINE_ARG_COLS(SUF, T, BT, IT)                                                  \
-    static void arg_cols_##SUF(const char* base, int64_t n, int64_t s, int64_t len,      \
-                               int is_max, int64_t* out) {                                \
-        const T* p = (const T*)base;                                                      \
-        BT best[COL_CHUNK];                                                               \
-        IT idx[COL_CHUNK];                                                                \
-        for (int64_t j = 0; j < len; j++) {                                               \
-            best[j] = (BT)p[j];                                                           \
-            idx[j] = 0;                                                                   \
-        }                                                                                 \
-        int64_t i = 1;                                                                    \
-        if (is_max) {                                                                     \
-            for (; i + 4 <= n; i += 4) ARG_COLS_PASS(BT, IT, >, 4)                         \
-            for (; i < n; i++) ARG_COLS_PASS(BT, IT, >, 1)                                 \
-        } else {                                                                          \
-            for (; i + 4 <= n; i += 4) ARG_COLS_PASS(BT, IT, <, 4)                         \
-            for (; i < n; i++) ARG_COLS_PASS(BT, IT, <, 1)                                 \
-        }                                                                                 \
-        for (int64_t j = 0; j < len; j++) out[j] = idx[j];                                \
-    }
-
-DEFINE_ARG_COLS(u8, uint8_t, int32_t, int32_t)
-DEFINE_ARG_COLS(i8, int8_t, int32_t, int32_t)
-
-/* The same with explicit vectors of W lanes (GCC will not vectorise the loop above
- * without proof that the stack arrays do not alias the input); leftover columns are
- * scanned one at a time. */
-#define ARG_VSTEP(VT, VI, IT, W, CMP, R)                                                    \
-    {                                                                                     \
-        VT x = *(const VT*)(p + (i + R) * s + v * W);                                     \
-        VI upd = (x CMP b) | ((x != x) & (b == b));                                       \
-        b = (VT)(((VI)x & upd) | ((VI)b & ~upd));                                         \
-        k = (k & ~upd) | (((VI){0} + (IT)(i + R)) & upd);                                 \
-    }
-#define ARG_VPASS(VT, VI, IT, W, CMP, ROWS)                                                 \
-    for (int64_t v = 0; v < nv; v++) {                                                    \
-        VT b = best[v];                                                                   \
-        VI k = idx[v];                                                                    \
-        ARG_VSTEP(VT, VI, IT, W, CMP, 0)                                                     \
-        if (ROWS == 4) {                                                                  \
-            ARG_VSTEP(VT, VI, IT, W, CMP, 1)                                                 \
-            ARG_VSTEP(VT, VI, IT, W, CMP, 2)                                                 \
-            ARG_VSTEP(VT, VI, IT, W, CMP, 3)                                                 \
-        }                                                                                 \
-        best[v] = b;                                                                      \
-        idx[v] = k;                                                                       \
-    }
-#define DEFINE_ARG_COLS_VEC(SUF, T, VT, VI, IT, W)                                       \
-    static void arg_cols_##SUF(const char* base, int64_t n, int64_t s, int64_t len,      \
-                               int is_max, int64_t* out) {                                \
-        const T* p = (const T*)base;                                                      \
-        VT best[COL_CHUNK / W];                                                           \
-        VI idx[COL_CHUNK / W];                                                            \
-        int64_t nv = len / W, i = 1;                                                      \
-        for (int64_t v = 0; v < nv; v++) {                                                \
-            best[v] = *(const VT*)(p + v * W);                                            \
-            idx[v] = (VI){0};                                                             \
-        }                                                                                 \
-        if (is_max) {                                                                     \
-            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, W, >, 4)                         \
-            for (; i < n; i++) ARG_VPASS(VT, VI, IT, W, >, 1)                                 \
-        } else {                                                                          \
-            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, W, <, 4)                         \
-            for (; i < n; i++) ARG_VPASS(VT, VI, IT, W, <, 1)                                 \
-        }                                                                                 \
-        for (int64_t v = 0; v < nv; v++)                                                  \
-            for (int l = 0; l < W; l++) out[v * W + l] = idx[v][l];                       \
-        for (int64_t j = nv * W; j < len; j++) {                                          \
-            T b = p[j];                                                                   \
-            out[j] = 0;                                                                   \
-            if (b != b) continue;                                                         \
-            int64_t nan_at = arg_scan_##SUF(p + j, 1, n, s, is_max, &b, &out[j]);         \
-            if (nan_at >= 0) out[j] = nan_at;                                             \
-        }                                                                                 \
-    }
-
-DEFINE_ARG_COLS_VEC(i32, int32_t, v8i32, v8i32, int32_t, 8)
-DEFINE_ARG_COLS_VEC(i64, int64_t, v4i64, v4i64, int64_t, 4)
-DEFINE_ARG_COLS_VEC(f32, float, v8f, v8i, int32_t, 8)
-DEFINE_ARG_COLS_VEC(f64, double, v4d, v4l, int64_t, 4)
-
-/* float16 has no vector type here: a scalar search */
-DEFINE_ARG_SCAN(f16, em_half, 1)
-static int64_t arg_row_f16(const char* base, int64_t n, int64_t s, int is_max) {
-    const em_half* p = (const em_half*)base;
-    em_half best = p[0];
-    int64_t bi = 0;
-    if (best != best) return 0;
-    int64_t nan_at = arg_scan_f16(p, 1, n, s, is_max, &best, &bi);
-    return nan_at >= 0 ? nan_at : bi;
-}
-
-static void arg_cols_f16(const char* base, int64_t n, int64_t s, int64_t len, int is_max,
-                         int64_t* bi) {
-    const em_half* p = (const em_half*)base;
-    for (int64_t j = 0; j < len; j++) {
-        em_half best = p[j];
-        bi[j] = 0;
-        if (best != best) continue;
-        int64_t nan_at = arg_scan_f16(p + j, 1, n, s, is_max, &best, &bi[j]);
-        if (nan_at >= 0) bi[j] = nan_at;
-    }
-}
-
-typedef int64_t (*arg_row_fn)(const char*, int64_t, int64_t, int);
-typedef void (*arg_cols_fn)(const char*, int64_t, int64_t, int64_t, int, int64_t*);
-static const arg_row_fn ARG_ROWS[8] = {arg_row_u8, arg_row_u8, arg_row_i8, arg_row_i32,
-                                       arg_row_i64, arg_row_f16, arg_row_f32, arg_row_f64};
-static const arg_cols_fn ARG_COLS[8] = {arg_cols_u8, arg_cols_u8, arg_cols_i8, arg_cols_i32,
-                                        arg_cols_i64, arg_cols_f16, arg_cols_f32, arg_cols_f64};
-
-/* The dims other than `dim` (size 1 dropped), sorted by output stride and coalesced. */
-static void other_dims(dims_t* k, int ndim, const int64_t* shape, const int64_t* s1,
-                       const int64_t* s2, int dim) {
-    k->n = 0;
-    for (int d = 0; d < ndim; d++) {
-        if (d == dim || shape[d] == 1) continue;
-        k->size[k->n] = shape[d];
-        k->s1[k->n] = s1[d];
-        k->s2[k->n] = s2[d];
-        k->n++;
-    }
-    sort_and_coalesce(k, 1);
-}
-
-/* Finds a contiguous (input and output) dim of k to process as side-by-side columns;
- * removes it from k and returns its size and output stride, or returns 0. */
-static int64_t take_column_dim(dims_t* k, int64_t* ostride, int need_out_unit) {
-    for (int c = k->n - 1; c >= 0; c--) {
-        if (k->s1[c] != 1 || k->size[c] < COL_MIN || (need_out_unit && k->s2[c] != 1))
-            continue;
-        int64_t m = k->size[c];
-        *ostride = k->s2[c];
-        for (int i = c; i + 1 < k->n; i++) {
-            k->size[i] = k->size[i + 1];
-            k->s1[i] = k->s1[i + 1];
-            k->s2[i] = k->s2[i + 1];
-        }
-        k->n--;
-        return m;
-    }
-    return 0;
-}
-
-/* One pass along `dim` (size n, input stride s) for each position of the other dims k;
- * with m > 0, the innermost of them (size m, contiguous) is walked COL_CHUNK at a time. */
-typedef struct {
-    dims_t k;
-    int64_t n, s, m, ostride, chunks, isz;
-    int dt, is_max;
-    const char* a;
-    int64_t* out;
-} arg_t;
-
-static void arg_rows_part(const void* ctx, int t, int nt) {
-    const arg_t* g = ctx;
-    int64_t begin, end, idx[EM_MAX_DIMS], ka = 0, ko = 0;
-    split(numel(&g->k), t, nt, &begin, &end);
-    if (begin < end) unravel(&g->k, begin, idx, &ka, &ko);
-    for (int64_t o = begin; o < end; o++) {
-        g->out[ko] = ARG_ROWS[g->dt](g->a + ka * g->isz, g->n, g->s, g->is_max);
-        advance(&g->k, idx, &ka, &ko);
-    }
-}
-
-static void arg_cols_part(const void* ctx, int t, int nt) {
-    const arg_t* g = ctx;
-    int64_t begin, end, bi[COL_CHUNK];
-    split(numel(&g->k) * g->chunks, t, nt, &begin, &end);
-    for (int64_t it = begin; it < end; it++) {
-        int64_t idx[EM_MAX_DIMS], ka, ko;
-        unravel(&g->k, it / g->chunks, idx, &ka, &ko);
-        int64_t j0 = (it % g->chunks) * COL_CHUNK, len = min64(COL_CHUNK, g->m - j0);
-        ARG_COLS[g->dt](g->a + (ka + j0) * g->isz, g->n, g->s, len, g->is_max, bi);
-        for (int64_t j = 0; j < len; j++) g->out[ko + (j0 + j) * g->ostride] = bi[j];
-    }
-}
-
-int em_argextreme(int is_max, int dt, intptr_t out, intptr_t a, int ndim,
-                  const int64_t* geometry, int dim) {
-    if (ndim > EM_MAX_DIMS) return too_many_dims(ndim);
-    const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
-    arg_t g;
-    g.n = ndim ? shape[dim] : 1;
-    g.s = ndim ? sa[dim] : 0;
-    if (g.n == 0) {
-        strcpy(em_error_message, "cannot perform reduction over a zero-size dimension");
-        return 2;
-    }
-    other_dims(&g.k, ndim, shape, sa, so, dim);
-    int64_t nout = numel(&g.k);
-    if (nout == 0) return 0;
-    g.dt = dt;
-    g.is_max = is_max;
-    g.isz = ITEMSIZE[dt];
-    g.a = (const char*)a;
-    g.out = (int64_t*)out;
-    /* side-by-side columns keep 32-bit row numbers for 1- to 4-byte types */
-    int narrow = dt != EM_INT64 && dt != EM_FLOAT64 && dt != EM_FLOAT16;
-    g.m = g.s != 1 && !(narrow && g.n > INT32_MAX) ? take_column_dim(&g.k, &g.ostride, 0) : 0;
-    if (g.m) {
-        g.chunks = (g.m + COL_CHUNK - 1) / COL_CHUNK;
-        run_parts(nout * g.n, numel(&g.k) * g.chunks, arg_cols_part, &g);
-    } else {
-        run_parts(nout * g.n, nout, arg_rows_part, &g);
-    }
-    return 0;
-}
-
-/* ---- cumsum --------------------------------------------------------------------------- */
-
-static inline double load_f(int dt, const char* p) {
-    switch (dt) {
-        case EM_BOOL: case EM_UINT8: return *(const uint8_t*)p;
-        case EM_INT8: return *(const int8_t*)p;
-        case EM_INT32: return *(const int32_t*)p;
-        case EM_INT64: return (double)*(const int64_t*)p;
-        case EM_FLOAT16: return *(const em_half*)p;
-        case EM_FLOAT32: return *(const float*)p;
-        default: return *(const double*)p;
-    }
-}
-
-static inline int64_t load_i(int dt, const char* p) {
-    switch (dt) {
-        case EM_BOOL: case EM_UINT8: return *(const uint8_t*)p;
-        case EM_INT8: return *(const int8_t*)p;
-        case EM_INT32: return *(const int32_t*)p;
-        case EM_INT64: return *(const int64_t*)p;
-        case EM_FLOAT16: return (int64_t)*(const em_half*)p;
-        case EM_FLOAT32: return (int64_t)*(const float*)p;
-        default: return (int64_t)*(const double*)p;
-    }
-}
-
-/* The common pairs get typed loops; anything else converts element by element. */
-#define CUMSUM_LINE(IT, OT, ACC, ADD)                                                    \
-    {                                                                                     \
-        const IT* p = (const IT*)pa;                                                      \
-        OT* q = (OT*)po;                                                                  \
-        ACC acc = 0;                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            acc = ADD(acc, (ACC)p[i * sa]);                                               \
-            q[i * so] = (OT)acc;                                                          \
-        }                                                                                 \
-        return;                                                                           \
-    }
-#define PLAIN_ADD(x, y) ((x) + (y))
-
-static void cumsum_line(int in_dt, int out_dt, const char* pa, int64_t sa, char* po, int64_t so,
-                        int64_t n) {
-    if (out_dt == EM_INT64) {
-        switch (in_dt) {
-            case EM_BOOL: case EM_UINT8: CUMSUM_LINE(uint8_t, int64_t, int64_t, WRAP_ADD)
-            case EM_INT8: CUMSUM_LINE(int8_t, int64_t, int64_t, WRAP_ADD)
-            case EM_INT32: CUMSUM_LINE(int32_t, int64_t, int64_t, WRAP_ADD)
-            case EM_INT64: CUMSUM_LINE(int64_t, int64_t, int64_t, WRAP_ADD)
-            default: break;
-        }
-    } else if (out_dt == in_dt) {
-        switch (in_dt) {
-            case EM_FLOAT16: CUMSUM_LINE(em_half, em_half, float, PLAIN_ADD)
-            case EM_FLOAT32: CUMSUM_LINE(float, float, double, PLAIN_ADD)
-            case EM_FLOAT64: CUMSUM_LINE(double, double, double, PLAIN_ADD)
-            default: break;
-        }
-    }
-    int fl = is_float(out_dt), isz = ITEMSIZE[in_dt], osz = ITEMSIZE[out_dt];
-    acc_t acc;
-    if (fl) acc.f = 0.0; else acc.i = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const char* src = pa + i * sa * isz;
-        if (fl) acc.f += load_f(in_dt, src); else acc.i = WRAP_ADD(acc.i, load_i(in_dt, src));
-        store(out_dt, po + i * so * osz, acc, fl);
-    }
-}
-
-/* Side-by-side lines for float32 (the common case of a cumsum over a leading dim). */
-static void cumsum_cols_f32(const float* p, int64_t sa, float* q, int64_t so, int64_t n,
-                            int64_t len) {
-    double acc[COL_CHUNK];
-    for (int64_t j = 0; j < len; j++) acc[j] = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        const float* src = p + i * sa;
-        float* dst = q + i * so;
-        for (int64_t j = 0; j < len; j++) {
-            acc[j] += src[j];
-            dst[j] = (float)acc[j];
-        }
-    }
-}
-
-typedef struct {
-    dims_t k;
-    int64_t n, sa, so, m, chunks;
-    int in_dt, out_dt;
-    const char* a;
-    char* out;
-} scan_t;
-
-static void scan_lines_part(const void* ctx, int t, int nt) {
-    const scan_t* g = ctx;
-    int64_t begin, end, idx[EM_MAX_DIMS], ka = 0, ko = 0;
-    split(numel(&g->k), t, nt, &begin, &end);
-    if (begin < end) unravel(&g->k, begin, idx, &ka, &ko);
-    for (int64_t o = begin; o < end; o++) {
-        cumsum_line(g->in_dt, g->out_dt, g->a + ka * ITEMSIZE[g->in_dt], g->sa,
-                    g->out + ko * ITEMSIZE[g->out_dt], g->so, g->n);
-        advance(&g->k, idx, &ka, &ko);
-    }
-}
-
-static void scan_cols_part(const void* ctx, int t, int nt) {
-    const scan_t* g = ctx;
-    int64_t begin, end;
-    split(numel(&g->k) * g->chunks, t, nt, &begin, &end);
-    for (int64_t it = begin; it < end; it++) {
-        int64_t idx[EM_MAX_DIMS], ka, ko;
-        unravel(&g->k, it / g->chunks, idx, &ka, &ko);
-        int64_t j0 = (it % g->chunks) * COL_CHUNK;
-        cumsum_cols_f32((const float*)g->a + ka + j0, g->sa, (float*)g->out + ko + j0, g->so,
-                        g->n, min64(COL_CHUNK, g->m - j0));
-    }
-}
-
-int em_cumsum(int in_dt, int out_dt, intptr_t out, intptr_t a, int ndim,
-              const int64_t* geometry, int dim) {
-    if (ndim > EM_MAX_DIMS) return too_many_dims(ndim);
-    const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
-    scan_t g;
-    g.n = ndim ? shape[dim] : 1;
-    g.sa = ndim ? sa[dim] : 0;
-    g.so = ndim ? so[dim] : 0;
-    g.in_dt = in_dt;
-    g.out_dt = out_dt;
-    g.a = (const char*)a;
-    g.out = (char*)out;
-    other_dims(&g.k, ndim, shape, sa, so, dim);
-    int64_t nout = numel(&g.k), ostride = 0;
-    if (nout == 0 || g.n == 0) return 0;
-    g.m = 0;
-    if (in_dt == EM_FLOAT32 && out_dt == EM_FLOAT32 && g.sa != 1)
-        g.m = take_column_dim(&g.k, &ostride, 1);
-    if (g.m) {
-        g.chunks = (g.m + COL_CHUNK - 1) / COL_CHUNK;
-        run_parts(nout * g.n, numel(&g.k) * g.chunks, scan_cols_part, &g);
-    } else {
-        run_parts(nout * g.n, nout, scan_lines_part, &g);
-    }
-    return 0;
 }
