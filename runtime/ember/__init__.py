@@ -175,6 +175,15 @@ from ember._ops import (
 from ember._storage import Storage
 from ember._tensor import Size, Tensor
 from ember._threads import get_num_threads, set_num_threads
+from ember.autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from ember.serialization import load, save
 
 __version__ = "0.1.0"
 
@@ -183,6 +192,11 @@ float = float32
 double = float64
 long = int64
 int = int32
+
+# Subpackages, imported with ember as torch's are.
+from ember import autograd, nn, optim, utils  # noqa: E402
+from ember import utils as _utils  # noqa: E402
+from ember.utils import data as _data  # noqa: E402, F401
 
 __all__ = [
     "DeviceBackend",
@@ -202,6 +216,7 @@ __all__ = [
     "argmin",
     "as_strided",
     "as_tensor",
+    "autograd",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
@@ -227,6 +242,7 @@ __all__ = [
     "dtype",
     "empty",
     "empty_like",
+    "enable_grad",
     "eq",
     "erf",
     "exp",
@@ -256,14 +272,18 @@ __all__ = [
     "gt",
     "half",
     "index_select",
+    "inference_mode",
     "initial_seed",
     "int",
     "int8",
     "int32",
     "int64",
     "is_available",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
     "le",
     "linspace",
+    "load",
     "log",
     "log1p",
     "logical_and",
@@ -291,11 +311,14 @@ __all__ = [
     "ne",
     "neg",
     "negative",
+    "nn",
+    "no_grad",
     "nonzero",
     "normal",
     "normal_",
     "ones",
     "ones_like",
+    "optim",
     "permute",
     "plugins",
     "pow",
@@ -317,6 +340,7 @@ __all__ = [
     "result_type",
     "round",
     "rsqrt",
+    "save",
     "scatter",
     "scatter_",
     "scatter_add",
@@ -325,6 +349,7 @@ __all__ = [
     "select",
     "set_default_device",
     "set_default_dtype",
+    "set_grad_enabled",
     "set_num_threads",
     "sigmoid",
     "sign",
@@ -352,6 +377,7 @@ __all__ = [
     "unflatten",
     "uniform_",
     "unsqueeze",
+    "utils",
     "var",
     "view",
     "where",

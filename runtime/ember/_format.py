@@ -76,7 +76,7 @@ def format_tensor(t: Tensor) -> str:
     if t._dtype not in _DEFAULT_DTYPES and t._dtype is not _dtype.get_default_dtype():
         suffixes.append(f"dtype=ember.{t._dtype.name}")
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return "tensor(" + ", ".join([body, *suffixes]) + ")"

@@ -165,6 +165,15 @@ class Tensor:
     def requires_grad(self) -> bool:
         return self._autograd is not None and self._autograd.requires_grad
 
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        _autograd_api().set_requires_grad(self, value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set requires_grad in place (leaves only) and return self."""
+        _autograd_api().set_requires_grad(self, requires_grad)
+        return self
+
     @property
     def is_leaf(self) -> bool:
         return self._autograd is None or self._autograd.grad_fn is None
@@ -173,9 +182,44 @@ class Tensor:
     def grad(self) -> Tensor | None:
         return None if self._autograd is None else self._autograd.grad
 
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        _autograd_api().set_grad(self, value)
+
     @property
     def grad_fn(self) -> Any:
         return None if self._autograd is None else self._autograd.grad_fn
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._autograd is not None and self._autograd.retains_grad
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Sequence[Tensor] | None = None,
+    ) -> None:
+        """Accumulate the gradient of this tensor into the leaves' `.grad`."""
+        _autograd_api().backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook: Any) -> Any:
+        """Call `hook(grad)` when this tensor's gradient is computed."""
+        return _autograd_api().register_hook(self, hook)
+
+    def retain_grad(self) -> None:
+        """Keep `.grad` for this non-leaf tensor."""
+        _autograd_api().retain_grad(self)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call `hook(tensor)` after this leaf's `.grad` was updated."""
+        return _autograd_api().register_post_accumulate_grad_hook(self, hook)
+
+    def detach_(self) -> Tensor:
+        """Detach in place: this tensor leaves the graph and becomes a leaf."""
+        self._autograd = None
+        return self
 
     # -- host conversion -----------------------------------------------------------------
 
@@ -845,6 +889,12 @@ def wrap_storage(
     t._contiguous = _is_contiguous(shape, strides)
     t._autograd = None
     return t
+
+
+def _autograd_api() -> Any:
+    from ember.autograd import _api
+
+    return _api
 
 
 from ember import _ops  # noqa: E402 - ops import Tensor; methods resolve `_ops` at call time

@@ -12,10 +12,11 @@ from typing import Any, Final
 from ember import _dtype
 from ember._dispatch import Op, kernel_for
 from ember._errors import DTypeError
-from ember._ops import names
+from ember._ops import binary_formulas, names
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops.conversion import cast, python_scalar
 from ember._tensor import Tensor, empty_tensor, make_view
+from ember.autograd._graph import needs_grad, record
 
 __all__ = [
     "add", "add_", "bitwise_and", "bitwise_or", "bitwise_xor", "div", "div_", "eq",
@@ -101,9 +102,22 @@ def _binary_general(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
     compute = _check_compute_dtype(op, flags, compute, a, b)
     result_dtype = _bool if flags & _TO_BOOL else compute
     operands = [_prepare(x, compute, shape) for x in (a, b)]
+    grad = needs_grad(a, b) and not flags & _TO_BOOL and result_dtype.is_floating_point
+    if grad and out is not None:
+        raise RuntimeError(
+            f"{op.name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
     target = _output(op.name, out, shape, result_dtype, dev)
     kernel_for(op, dev, compute)(target, operands[0], operands[1])
-    return _finish(out, target)
+    result = _finish(out, target)
+    if grad:
+        formula = binary_formulas.FORMULAS.get(op.name)
+        if formula is not None:
+            save = [x for x in (a, b) if isinstance(x, Tensor)] if formula.saves_inputs else []
+            scalars = tuple(None if isinstance(x, Tensor) else x for x in (a, b))
+            record(op.name.capitalize() + "Backward", formula, (a, b), result, save, ctx=scalars)
+    return result
 
 
 def _scalar_tensor_to_scalar(x: Any, other: Any) -> Any:
@@ -193,7 +207,31 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
                 f"{op.name}_(): output with shape {list(t._shape)} doesn't match the broadcast "
                 f"shape {list(shape)}"
             )
+    if needs_grad(t, other):
+        return _inplace_recorded(op, t, other)
     return _binary_general(op, t, other, t)
+
+
+def _inplace_recorded(op: Op, t: Tensor, other: Any) -> Tensor:
+    """An in-place op on a graph tensor: computed out of place, written back, rebased.
+
+    `t` then continues the graph from the op's node, as PyTorch's in-place ops do.
+    """
+    meta = t._autograd
+    if meta is not None and meta.requires_grad and meta.grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    result = _binary_general(op, t, other, None)
+    if result._dtype is not t._dtype:
+        raise RuntimeError(
+            f"{op.name}_(): result type {result._dtype.name} can't be cast to the desired "
+            f"output type {t._dtype.name}"
+        )
+    kernel_for(names.COPY, t._device, t._dtype)(t, result)
+    t._storage.version += 1
+    t._autograd = result._autograd
+    return t
 
 
 _ADD, _SUB, _MUL, _DIV = (names.BINARY[n] for n in ("add", "sub", "mul", "div"))

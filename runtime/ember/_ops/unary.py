@@ -7,12 +7,13 @@ from typing import Any, Final
 from ember import _dtype
 from ember._dispatch import Op, kernel_for
 from ember._errors import DTypeError
-from ember._ops import names
+from ember._ops import names, unary_formulas
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops.conversion import cast, python_scalar
 from ember._ops.creation import full
 from ember._ops.elementwise import _binary, _binary_general, _finish, _inplace, _output
 from ember._tensor import Tensor, empty_tensor, make_view
+from ember.autograd._graph import needs_grad, record
 
 __all__ = [
     "abs", "bitwise_not", "ceil", "clamp", "clamp_", "clip", "cos", "erf", "exp", "exp_", "expm1",
@@ -57,17 +58,30 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
         return _finish(out, target)
     source = cast(t, compute)
     if fn is None and op.composite:
+        # The composite's own ops record the graph.
         result = _COMPOSITES[op.name](source)
         if out is None:
             return result
-        return (
-            _finish(out, result)
-            if out._shape == result._shape
-            else _output(op.name, out, result._shape, compute, t._device)
+        target = _output(op.name, out, result._shape, compute, t._device)
+        kernel_for(names.COPY, t._device, compute)(target, result)
+        return _finish(out, target)
+    grad = needs_grad(t) and compute.is_floating_point
+    if grad and out is not None:
+        raise RuntimeError(
+            f"{op.name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
         )
     target = _output(op.name, out, t._shape, compute, t._device)
     kernel_for(op, t._device, compute)(target, source)
-    return _finish(out, target)
+    result = _finish(out, target)
+    if grad:
+        formula, saves = unary_formulas.FORMULAS[op.name]
+        name = op.name.capitalize() + "Backward"
+        if saves == "output":
+            record(name, formula, (t,), result, save_output=True)
+        else:
+            record(name, formula, (t,), result, (t,) if saves == "input" else ())
+    return result
 
 
 # Generic formulas of the composite unary ops; a device may register fused kernels instead.

@@ -1,0 +1,152 @@
+"""Derivative formulas of the unary elementwise ops, written in ember ops.
+
+`FORMULAS[name] = (formula, saves)`: `saves` is "input" (the formula reads x from
+`node.saved`), "output" (it reads y, the result) or "nothing".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ember._tensor import Tensor
+
+__all__ = ["FORMULAS"]
+
+Formula = Callable[[Any, Tensor], Sequence[Any]]
+
+
+def _ew() -> Any:
+    from ember._ops import elementwise
+
+    return elementwise
+
+
+def _un() -> Any:
+    from ember._ops import unary
+
+    return unary
+
+
+def _neg(node: Any, g: Tensor) -> Sequence[Any]:
+    return (_un().neg(g),)
+
+
+def _abs(node: Any, g: Tensor) -> Sequence[Any]:
+    (x,) = node.saved
+    return (_ew().mul(g, _un().sign(x)),)
+
+
+def _exp(node: Any, g: Tensor) -> Sequence[Any]:
+    (y,) = node.saved
+    return (_ew().mul(g, y),)
+
+
+def _log(node: Any, g: Tensor) -> Sequence[Any]:
+    (x,) = node.saved
+    return (_ew().div(g, x),)
+
+
+def _log1p(node: Any, g: Tensor) -> Sequence[Any]:
+    (x,) = node.saved
+    return (_ew().div(g, _ew().add(x, 1.0)),)
+
+
+def _expm1(node: Any, g: Tensor) -> Sequence[Any]:
+    (y,) = node.saved
+    return (_ew().mul(g, _ew().add(y, 1.0)),)
+
+
+def _sqrt(node: Any, g: Tensor) -> Sequence[Any]:
+    (y,) = node.saved
+    return (_ew().div(g, _ew().mul(y, 2.0)),)
+
+
+def _rsqrt(node: Any, g: Tensor) -> Sequence[Any]:
+    (y,) = node.saved
+    ew = _ew()
+    return (ew.mul(ew.mul(g, -0.5), ew.mul(y, ew.mul(y, y))),)
+
+
+def _reciprocal(node: Any, g: Tensor) -> Sequence[Any]:
+    (y,) = node.saved
+    ew = _ew()
+    return (ew.mul(_un().neg(g), ew.mul(y, y)),)
+
+
+def _sin(node: Any, g: Tensor) -> Sequence[Any]:
+    (x,) = node.saved
+    return (_ew().mul(g, _un().cos(x)),)
+
+
+def _cos(node: Any, g: Tensor) -> Sequence[Any]:
+    (x,) = node.saved
+    return (_ew().mul(g, _un().neg(_un().sin(x))),)
+
+
+def _tanh(node: Any, g: Tensor) -> Sequence[Any]:
+    (y,) = node.saved
+    ew = _ew()
+    return (ew.mul(g, ew.sub(1.0, ew.mul(y, y))),)
+
+
+def _sigmoid(node: Any, g: Tensor) -> Sequence[Any]:
+    (y,) = node.saved
+    ew = _ew()
+    return (ew.mul(g, ew.mul(y, ew.sub(1.0, y))),)
+
+
+def _erf(node: Any, g: Tensor) -> Sequence[Any]:
+    (x,) = node.saved
+    ew = _ew()
+    return (ew.mul(g, ew.mul(_un().exp(_un().neg(ew.mul(x, x))), 2.0 / math.sqrt(math.pi))),)
+
+
+def _relu(node: Any, g: Tensor) -> Sequence[Any]:
+    (y,) = node.saved
+    ew = _ew()
+    return (ew.mul(g, _conversion().cast(ew.gt(y, 0), g._dtype)),)
+
+
+def _gelu(node: Any, g: Tensor) -> Sequence[Any]:
+    (x,) = node.saved
+    ew, un = _ew(), _un()
+    cdf = ew.mul(ew.add(un.erf(ew.mul(x, 1.0 / math.sqrt(2.0))), 1.0), 0.5)
+    pdf = ew.mul(un.exp(ew.mul(ew.mul(x, x), -0.5)), 1.0 / math.sqrt(2.0 * math.pi))
+    return (ew.mul(g, ew.add(cdf, ew.mul(x, pdf))),)
+
+
+def _zero(node: Any, g: Tensor) -> Sequence[Any]:
+    return (_ew().mul(g, 0.0),)
+
+
+def _conversion() -> Any:
+    from ember._ops import conversion
+
+    return conversion
+
+
+FORMULAS: dict[str, tuple[Formula, str]] = {
+    "neg": (_neg, "nothing"),
+    "abs": (_abs, "input"),
+    "exp": (_exp, "output"),
+    "log": (_log, "input"),
+    "log1p": (_log1p, "input"),
+    "expm1": (_expm1, "output"),
+    "sqrt": (_sqrt, "output"),
+    "rsqrt": (_rsqrt, "output"),
+    "reciprocal": (_reciprocal, "output"),
+    "sin": (_sin, "input"),
+    "cos": (_cos, "input"),
+    "tanh": (_tanh, "output"),
+    "sigmoid": (_sigmoid, "output"),
+    "erf": (_erf, "input"),
+    "relu": (_relu, "output"),
+    "gelu": (_gelu, "input"),
+    "sign": (_zero, "nothing"),
+    "floor": (_zero, "nothing"),
+    "ceil": (_zero, "nothing"),
+    "round": (_zero, "nothing"),
+    "trunc": (_zero, "nothing"),
+}
