@@ -195,7 +195,6 @@ int = int32
 
 # Subpackages, imported with ember as torch's are.
 from ember import autograd, nn, optim, utils  # noqa: E402
-from ember import utils as _utils  # noqa: E402
 from ember.utils import data as _data  # noqa: E402, F401
 
 __all__ = [
