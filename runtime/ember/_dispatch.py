@@ -42,6 +42,7 @@ def define(name: str, *, composite: bool = False) -> Op:
         raise ValueError(f"op {name!r} is already defined")
     op = Op(name, composite)
     OPS[name] = op
+    REGISTRY.attach(op)
     return op
 
 
@@ -73,9 +74,12 @@ class KernelRegistry:
         self._plugin = plugin
 
     def register(self, op: str, device_type: str, kernel: Kernel) -> None:
-        """Register `kernel` for `op` on `device_type` (a later registration overrides)."""
-        if op not in OPS:
-            raise KeyError(f"register: unknown op {op!r} (define it with ember.library.define)")
+        """Register `kernel` for `op` on `device_type` (a later registration overrides).
+
+        The op may be defined after its kernels are registered (ops of a module imported
+        later, such as ember.nn.functional): `define` picks the kernels up then. Kernels of
+        names never defined are listed by `orphans()` and `python -m ember info`.
+        """
         if not callable(kernel):
             raise TypeError(f"register: kernel for {op!r} on {device_type!r} is not callable")
         self._staged[op, device_type] = kernel
@@ -107,7 +111,23 @@ class KernelRegistry:
         for op in OPS.values():
             op.kernels = {}
         for (name, device_type), (_, kernel) in self._committed.items():
-            OPS[name].kernels[device_type] = kernel
+            op = OPS.get(name)
+            if op is not None:
+                op.kernels[device_type] = kernel
+
+    def attach(self, op: Op) -> None:
+        """Give a newly defined op the kernels already registered under its name."""
+        for (name, device_type), (_, kernel) in self._committed.items():
+            if name == op.name:
+                op.kernels[device_type] = kernel
+
+    def orphans(self) -> list[tuple[str, str, str]]:
+        """(op, device type, plugin) of kernels registered for ops nobody defined."""
+        return sorted(
+            (name, device_type, plugin)
+            for (name, device_type), (plugin, _) in self._committed.items()
+            if name not in OPS
+        )
 
     def implemented(self, device_type: str) -> tuple[list[str], list[str], list[str]]:
         """(native kernels, composites it inherits, primitives it lacks) for a device type."""

@@ -24,7 +24,7 @@ def _float_formatter(values: np.ndarray) -> tuple[str, int]:
     integral = bool(np.all(finite == np.round(finite)))
     largest, smallest = float(magnitude.max()), float(magnitude[magnitude > 0].min(initial=np.inf))
     wide = largest >= 1e8 or smallest < 1e-4 or (smallest != np.inf and largest / smallest > 1000)
-    if wide and not (integral and largest < 1e8):
+    if wide:
         return "sci", _PRECISION
     return ("int", 0) if integral else ("fixed", _PRECISION)
 
@@ -58,7 +58,13 @@ def _format_values(values: np.ndarray) -> str:
     else:
         formatter = {"int": _padded(str, values)}
     return np.array2string(
-        values, separator=", ", formatter=formatter, prefix="tensor(", threshold=1000, edgeitems=3
+        values,
+        separator=", ",
+        formatter=formatter,
+        prefix="tensor(",
+        threshold=1000,
+        edgeitems=3,
+        max_line_width=80,
     )
 
 

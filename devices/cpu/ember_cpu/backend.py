@@ -38,7 +38,7 @@ class CpuBackend(DeviceBackend):
 
     def wrap_host_array(self, array: np.ndarray) -> tuple[Any, int] | None:
         address = array.__array_interface__["data"][0]
-        return None, address
+        return address, address
 
     def set_num_threads(self, n: int) -> None:
         lib.em_set_num_threads(n)

@@ -12,6 +12,10 @@
 
 #include "elementwise.h"
 
+#define EM_SCALAR_B 1   /* b is the scalar */
+#define EM_SCALAR_A 2   /* a is the scalar */
+#define EM_SCALAR_INT 4 /* the scalar is given as int64 (else as double) */
+
 #define EM_F1(name, x) _Generic((x), float: name##f, default: name)(x)
 #define EM_F2(name, a, b) _Generic((a), float: name##f, default: name)(a, b)
 
@@ -22,7 +26,7 @@
         typedef U unsigned_t __attribute__((unused));\
         int bad = 0;                                                                    \
         (void)index;                                                                    \
-        (void)ctx;                                                                      \
+        const em_half_scalar* hs = (const em_half_scalar*)ctx;                          \
         TO* restrict o = (TO*)p[0];                                                     \
         const T* restrict pa = (const T*)p[1];                                          \
         const T* restrict pb = (const T*)p[2];                                          \
@@ -31,8 +35,8 @@
             float fa[EM_BLOCK], fb[EM_BLOCK], fo[EM_BLOCK];                             \
             for (int64_t i0 = 0; i0 < n; i0 += EM_BLOCK) {                              \
                 int64_t m = n - i0 < EM_BLOCK ? n - i0 : EM_BLOCK;                      \
-                em_block_to_float(p[1], s[1], i0, fa, m);                               \
-                em_block_to_float(p[2], s[2], i0, fb, m);                               \
+                em_operand_to_float(p[1], s[1], i0, fa, m, hs, EM_SCALAR_A);            \
+                em_operand_to_float(p[2], s[2], i0, fb, m, hs, EM_SCALAR_B);            \
                 for (int64_t i = 0; i < m; i++) {                                       \
                     C a = (C)fa[i], b = (C)fb[i];                                       \
                     if (EM_IS_HALF(TO))                                                 \
@@ -78,6 +82,22 @@ static inline void em_block_to_float(const char* p, int64_t stride, int64_t firs
     } else {
         em_half_to_float((const em_half*)p + first, out, m);
     }
+}
+
+/* A Python scalar joining a float16 tensor stays in float, the op's math type (PyTorch's
+ * rule): rounding 100000 or 1e-6 to half first would give inf or 0. */
+typedef struct {
+    int side; /* EM_SCALAR_A or EM_SCALAR_B */
+    float value;
+} em_half_scalar;
+
+static inline void em_operand_to_float(const char* p, int64_t stride, int64_t first, float* out,
+                                       int64_t m, const em_half_scalar* hs, int side) {
+    if (hs && hs->side == side) {
+        for (int64_t i = 0; i < m; i++) out[i] = hs->value;
+        return;
+    }
+    em_block_to_float(p, stride, first, out, m);
 }
 
 /* Arithmetic: the output has the input's storage type. */
@@ -253,9 +273,6 @@ int em_binary_opcode(const char* name) {
 }
 
 /* Scalar flags of em_binary_scalar / em_binary_strided. */
-#define EM_SCALAR_B 1   /* b is the scalar */
-#define EM_SCALAR_A 2   /* a is the scalar */
-#define EM_SCALAR_INT 4 /* the scalar is given as int64 (else as double) */
 
 static em_loop binary_loop(int op, int dtype) {
     if (op < 0 || op >= EM_BINARY_COUNT || dtype < 0 || dtype > 7) {
@@ -301,7 +318,9 @@ int em_binary_scalar(int op, int dtype, int64_t n, intptr_t out, intptr_t tensor
     char* base[3] = {(char*)out, b_scalar ? (char*)tensor : (char*)&scalar,
                      b_scalar ? (char*)&scalar : (char*)tensor};
     const int64_t stride[3] = {out_itemsize(op, dtype), b_scalar ? size : 0, b_scalar ? 0 : size};
-    return finish(em_ew_run_flat(3, n, base, stride, loop, NULL));
+    em_half_scalar hs = {b_scalar ? EM_SCALAR_B : EM_SCALAR_A,
+                         (float)((flags & EM_SCALAR_INT) ? (double)si : sd)};
+    return finish(em_ew_run_flat(3, n, base, stride, loop, dtype == EM_FLOAT16 ? &hs : NULL));
 }
 
 int em_binary_strided(int op, int dtype, int ndim, const char* geometry, intptr_t out,
@@ -318,5 +337,8 @@ int em_binary_strided(int op, int dtype, int ndim, const char* geometry, intptr_
     em_iter it;
     if (em_ew_iter_init(&it, 3, ndim, geometry, base, itemsize, has_strides))
         return EM_STATUS_ERROR;
-    return finish(em_ew_iter_run(&it, loop, NULL));
+    em_half_scalar hs = {flags & EM_SCALAR_A ? EM_SCALAR_A : EM_SCALAR_B,
+                         (float)((flags & EM_SCALAR_INT) ? (double)si : sd)};
+    int half_scalar = dtype == EM_FLOAT16 && (flags & (EM_SCALAR_A | EM_SCALAR_B));
+    return finish(em_ew_iter_run(&it, loop, half_scalar ? &hs : NULL));
 }

@@ -189,7 +189,7 @@ static int copy_tiled(em_iter* it, int d, em_loop loop) {
     const int64_t tiles = outer * row_tiles * col_tiles;
     const int64_t inner_stride[2] = {it->stride[0][nd - 1], it->stride[1][nd - 1]};
     int code = 0;
-#pragma omp parallel for schedule(static) reduction(| : code) \
+#pragma omp parallel for schedule(static) reduction(| : code) num_threads(em_threads()) \
     if (it->numel >= 2 * EM_PARALLEL_GRAIN && !omp_in_parallel())
     for (int64_t t = 0; t < tiles; t++) {
         int64_t o = t / (row_tiles * col_tiles), r0 = (t / col_tiles) % row_tiles * EM_TILE,

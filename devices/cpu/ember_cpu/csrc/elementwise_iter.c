@@ -154,7 +154,7 @@ static int iter_range(const em_iter* it, int64_t start, int64_t end, em_loop loo
 static int thread_count(int64_t n) {
     if (n < 2 * (int64_t)EM_PARALLEL_GRAIN || omp_in_parallel()) return 1;
     int64_t want = n / EM_PARALLEL_GRAIN;
-    int have = omp_get_max_threads();
+    int have = em_threads();
     return want < have ? (int)want : have;
 }
 

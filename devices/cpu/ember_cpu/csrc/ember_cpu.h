@@ -29,6 +29,10 @@ enum {
 
 typedef _Float16 em_half;
 
+/* The intra-op thread budget set by ember.set_num_threads. Global, unlike OpenMP's own
+ * setting, which is per calling thread; every parallel region asks for this many. */
+int em_threads(void);
+
 /* Error reporting: kernels that can fail (an index out of range) return non-zero and
  * leave a message here; the Python side raises it. */
 extern _Thread_local char em_error_message[256];

@@ -214,7 +214,7 @@ int em_randperm(int64_t n, intptr_t out, int64_t stride, uint64_t seed, uint64_t
         return em_ew_fail("out of memory for %lld keys", (long long)n);
     }
     random_params params = make_params(seed, offset);
-#pragma omp parallel for if (n >= EM_PARALLEL_GRAIN) schedule(static)
+#pragma omp parallel for if (n >= EM_PARALLEL_GRAIN) schedule(static) num_threads(em_threads())
     for (int64_t i = 0; i < n; i++) {
         uint32_t x[4];
         draw(&params, i, x);

@@ -493,7 +493,7 @@ static void chunks_part(void* ctx, int t, int nt) {
 }
 
 static int run_rows(const plan_t* pl) {
-    int nt = omp_get_max_threads();
+    int nt = em_threads();
     if (pl->nout < nt && pl->rtotal >= 2 * EM_PARALLEL_GRAIN) {
         chunks_t ch = {pl, min64((nt + pl->nout - 1) / pl->nout, pl->rtotal / EM_PARALLEL_GRAIN),
                        NULL};
@@ -601,7 +601,7 @@ static void columns_part(void* ctx, int t, int nt) {
 }
 
 static int run_columns(const plan_t* pl, const dims_t* outer, int64_t m, int64_t ostride) {
-    int nt = omp_get_max_threads();
+    int nt = em_threads();
     columns_t cs = {pl, outer, m, ostride, (m + COL_CHUNK - 1) / COL_CHUNK, 1, NULL};
     int64_t items = numel(outer) * cs.chunks, work = pl->nout * pl->rtotal;
     if (items < nt && work >= 2 * EM_PARALLEL_GRAIN) {

@@ -39,7 +39,7 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t round_large(size_t n, int* klass) {
     size_t base = EM_LARGE_BLOCK;
     int k = 0;
-    while (base * 2 <= n && k + 4 < EM_CLASSES) {
+    while (base * 2 <= n && k + 8 < EM_CLASSES) {
         base *= 2;
         k += 4;
     }
@@ -135,9 +135,16 @@ size_t em_cached_bytes(void) { return cached_bytes; }
 int64_t em_cache_hits(void) { return cache_hits; }
 int64_t em_raw_allocs(void) { return raw_allocs; }
 
+static int thread_budget;  /* 0: OpenMP's default (OMP_NUM_THREADS or the core count) */
+
 void em_set_num_threads(int n) {
-    omp_set_num_threads(n);
+    __atomic_store_n(&thread_budget, n, __ATOMIC_RELAXED);
     scipy_openblas_set_num_threads(n);
 }
 
-int em_get_num_threads(void) { return omp_get_max_threads(); }
+int em_threads(void) {
+    int n = __atomic_load_n(&thread_budget, __ATOMIC_RELAXED);
+    return n > 0 ? n : omp_get_max_threads();
+}
+
+int em_get_num_threads(void) { return em_threads(); }

@@ -139,8 +139,9 @@ static inline void split(int64_t n, int t, int nt, int64_t* begin, int64_t* end)
 typedef void (*part_fn)(void* ctx, int t, int nt);
 
 static inline void run_parts(int64_t work, int64_t units, part_fn fn, void* ctx) {
-    if (work >= EM_PARALLEL_GRAIN && units > 1 && omp_get_max_threads() > 1) {
-#pragma omp parallel
+    int threads = em_threads();
+    if (work >= EM_PARALLEL_GRAIN && units > 1 && threads > 1) {
+#pragma omp parallel num_threads(threads)
         fn(ctx, omp_get_thread_num(), omp_get_num_threads());
     } else {
         fn(ctx, 0, 1);
