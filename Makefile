@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.ember-installed
-CPU_SOURCES := $(wildcard devices/cpu/ember_cpu/csrc/*) devices/cpu/setup.py devices/cpu/pyproject.toml
+CPU_SOURCES := $(wildcard devices/cpu/ember_cpu/csrc/*) devices/cpu/ember_cpu/_build.py \
+	devices/cpu/setup.py devices/cpu/pyproject.toml
 
 .PHONY: setup demo test lint typecheck pytest bench clean
 

@@ -76,6 +76,10 @@ class Tensor:
     _contiguous: bool
     _autograd: Any  # autograd metadata; None for tensors that never took part in autograd
 
+    # NumPy defers to Tensor's reflected operators (np.float32(2) * t is a Tensor), as
+    # it does for torch.Tensor.
+    __array_priority__ = 1000
+
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("create tensors with ember.tensor(), ember.zeros(), ... not Tensor()")
 
