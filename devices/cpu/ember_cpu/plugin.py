@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from ember._dispatch import KernelRegistry
 from ember.plugins import hookimpl
-from ember_cpu import kernels_elementwise, kernels_index, kernels_linalg, kernels_reduce
+from ember_cpu import (
+    kernels_conv,
+    kernels_elementwise,
+    kernels_index,
+    kernels_linalg,
+    kernels_reduce,
+)
 from ember_cpu.backend import CpuBackend
 
 
@@ -19,3 +25,4 @@ def ember_kernels(registry: KernelRegistry) -> None:
     kernels_reduce.register(registry)
     kernels_linalg.register(registry)
     kernels_index.register(registry)
+    kernels_conv.register(registry)

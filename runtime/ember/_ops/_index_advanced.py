@@ -42,15 +42,26 @@ def read(view: Tensor, positions: list[int], indices: list[Tensor]) -> Tensor:
     return out
 
 
-def write(view: Tensor, positions: list[int], indices: list[Tensor], value: Any) -> None:
-    """view[advanced indices] = value (broadcast to the indexing result, cast to view's dtype)."""
+def write(
+    view: Tensor, positions: list[int], indices: list[Tensor], value: Any, accumulate: bool = False
+) -> None:
+    """view[advanced indices] = value (broadcast to the indexing result, cast to view's
+    dtype); with `accumulate`, += (repeated indices add up)."""
     index_shape = _broadcast(indices)
     result, _, _ = _layout(view._shape, positions, index_shape)
     values = _values(value, result, view)
     if not values.numel():
         return
     index = _flat_index(view, positions, indices, index_shape)
-    kernel_for(names.INDEX_PUT, view._device, view._dtype)(view, flat(index), flat(values), False)
+    kernel_for(names.INDEX_PUT, view._device, view._dtype)(
+        view, flat(index), flat(values), accumulate
+    )
+
+
+def add_into(view: Tensor, value: Any) -> None:
+    """view += value, where view is a basic-indexed view (it never aliases itself)."""
+    values = _values(value, view._shape, view)
+    kernel_for(names.BINARY["add"], view._device, view._dtype)(view, view, values)
 
 
 def _broadcast(indices: list[Tensor]) -> Shape:

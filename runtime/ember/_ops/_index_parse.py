@@ -37,7 +37,7 @@ class Indexed:
 
 def parse(t: Tensor, index: Any) -> Indexed:
     """Apply the basic part of `index` to `t`; collect the advanced part."""
-    items = _normalize(t, index)
+    items = normalize(t, index)
     shape, strides = t._shape, t._strides
     ndim = len(shape)
     consumed = 0
@@ -116,8 +116,9 @@ def _slice(item: slice, size: int) -> tuple[int, int, int]:
     return start, max(0, (stop - start + step - 1) // step), step
 
 
-def _normalize(t: Tensor, index: Any) -> tuple[Any, ...]:
-    """The index as a tuple of: int, bool, slice, None, Ellipsis, and tensors on t's device."""
+def normalize(t: Tensor, index: Any) -> tuple[Any, ...]:
+    """The index as a tuple of: int, bool, slice, None, Ellipsis, and tensors on t's device
+    (normalizing a normalized index gives it back)."""
     if type(index) is tuple:
         items = index
     elif type(index) is list and _list_is_tuple(index):

@@ -1,4 +1,5 @@
-"""Geometry of views: size arguments, -1 inference, and the strides a view can have."""
+"""Geometry of views: size arguments, -1 inference, the strides a view can have, and
+`as_strided`, the view with any geometry."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import _dtype
+from ember._ops import shape_formulas as formulas
 from ember._tensor import Tensor, contiguous_strides, make_view
 
 Shape = tuple[int, ...]
@@ -113,4 +115,43 @@ def view_dtype(t: Tensor, dt: _dtype.dtype) -> Tensor:
             offset //= ratio
     out = make_view(t, offset, tuple(shape), tuple(strides))
     out._dtype = dt
+    return out
+
+
+def as_strided(
+    t: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+) -> Tensor:
+    """A view of `t`'s storage with any geometry that stays inside the storage."""
+    shape = int_tuple("as_strided", tuple(size))
+    strides = int_tuple("as_strided", tuple(stride), "stride")
+    offset = t._offset if storage_offset is None else operator.index(storage_offset)
+    if len(shape) != len(strides):
+        raise RuntimeError(
+            f"as_strided: mismatch in length of strides and shape "
+            f"({list(shape)} vs {list(strides)})"
+        )
+    if any(s < 0 for s in strides):
+        raise RuntimeError(
+            "as_strided: Negative strides are not supported at the moment, got strides: "
+            f"{list(strides)}"
+        )
+    if any(s < 0 for s in shape) or offset < 0:
+        raise RuntimeError(f"as_strided: negative size or storage offset ({list(shape)}, {offset})")
+    itemsize = t._dtype.itemsize
+    needed = (
+        0
+        if 0 in shape
+        else offset + 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
+    )
+    if needed * itemsize > t._storage.nbytes:
+        raise RuntimeError(
+            f"setStorage: sizes {list(shape)}, strides {list(strides)}, storage offset {offset}, "
+            f"and itemsize {itemsize} requiring a storage size of {needed * itemsize} are out of "
+            f"bounds for storage of size {t._storage.nbytes}"
+        )
+    out = make_view(t, offset, shape, strides)
+    if t._autograd is not None:
+        # The geometries, not the tensors: backward reads only where elements sit.
+        context = ((t._shape, t._strides, t._offset), (shape, strides, offset))
+        formulas.track("AsStridedBackward", formulas.as_strided_backward, t, out, context)
     return out

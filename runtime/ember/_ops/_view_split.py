@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 
+from ember._ops import shape_formulas as formulas
 from ember._ops._meta import wrap_dim
 from ember._ops._view_geometry import int_tuple
 from ember._tensor import Tensor, make_view
@@ -69,19 +70,28 @@ def unbind(t: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 def _piece(t: Tensor, d: int, start: int, length: int) -> Tensor:
     """`t` cut to [start, start + length) along the (checked, non-negative) dim `d`."""
-    return make_view(
+    out = make_view(
         t,
         t._offset + start * t._strides[d],
         (*t._shape[:d], length, *t._shape[d + 1 :]),
         t._strides,
     )
+    if t._autograd is not None:
+        # Each piece records its own node: its gradient is embedded back into t's shape.
+        context = (t._shape, _piece, (d, start, length))
+        formulas.track("SplitBackward", formulas.slice_backward, t, out, context)
+    return out
 
 
 def _index(t: Tensor, d: int, index: int) -> Tensor:
     """`t` at the (checked, non-negative) `index` of dim `d`, without that dim."""
-    return make_view(
+    out = make_view(
         t,
         t._offset + index * t._strides[d],
         t._shape[:d] + t._shape[d + 1 :],
         t._strides[:d] + t._strides[d + 1 :],
     )
+    if t._autograd is not None:
+        context = (t._shape, _index, (d, index))
+        formulas.track("UnbindBackward", formulas.slice_backward, t, out, context)
+    return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ember import _ops
 from ember._tensor import Tensor
 
 __all__ = ["FORMULAS"]
@@ -49,23 +50,19 @@ def _add(node: Any, g: Tensor) -> Sequence[Any]:
 
 
 def _sub(node: Any, g: Tensor) -> Sequence[Any]:
-    from ember._ops import unary
-
+    unary = _ops.unary
     _, b_is_tensor = _mask(node)
     return g, unary.neg(g) if b_is_tensor else None
 
 
 def _mul(node: Any, g: Tensor) -> Sequence[Any]:
-    from ember._ops import elementwise as ew
-
+    ew = _ops.elementwise
     a, b = _operands(node)
     return ew.mul(g, b), ew.mul(g, a)
 
 
 def _div(node: Any, g: Tensor) -> Sequence[Any]:
-    from ember._ops import elementwise as ew
-    from ember._ops import unary
-
+    ew, unary = _ops.elementwise, _ops.unary
     a, b = _operands(node)
     grad_a = ew.div(g, b)
     a_is_tensor, b_is_tensor = _mask(node)
@@ -74,9 +71,7 @@ def _div(node: Any, g: Tensor) -> Sequence[Any]:
 
 
 def _pow(node: Any, g: Tensor) -> Sequence[Any]:
-    from ember._ops import elementwise as ew
-    from ember._ops import unary
-
+    ew, unary = _ops.elementwise, _ops.unary
     a, b = _operands(node)
     a_is_tensor, b_is_tensor = _mask(node)
     grad_a = grad_b = None
@@ -102,9 +97,7 @@ def _log_scalar(value: float) -> float:
 
 
 def _extremum(node: Any, g: Tensor, a_wins: Tensor, tie: Tensor) -> Sequence[Any]:
-    from ember._ops import elementwise as ew
-    from ember._ops import unary
-
+    ew, unary = _ops.elementwise, _ops.unary
     # Ties split the gradient evenly, as in PyTorch's maximum/minimum.
     half = ew.mul(g, 0.5)
     zero = ew.mul(g, 0.0)
@@ -115,23 +108,19 @@ def _extremum(node: Any, g: Tensor, a_wins: Tensor, tie: Tensor) -> Sequence[Any
 
 
 def _maximum(node: Any, g: Tensor) -> Sequence[Any]:
-    from ember._ops import elementwise as ew
-
+    ew = _ops.elementwise
     a, b = _operands(node)
     return _extremum(node, g, ew.gt(a, b), ew.eq(a, b))
 
 
 def _minimum(node: Any, g: Tensor) -> Sequence[Any]:
-    from ember._ops import elementwise as ew
-
+    ew = _ops.elementwise
     a, b = _operands(node)
     return _extremum(node, g, ew.lt(a, b), ew.eq(a, b))
 
 
 def _remainder(node: Any, g: Tensor) -> Sequence[Any]:
-    from ember._ops import elementwise as ew
-    from ember._ops import unary
-
+    ew, unary = _ops.elementwise, _ops.unary
     a, b = _operands(node)
     _, b_is_tensor = _mask(node)
     grad_b = ew.mul(unary.neg(g), unary.floor(ew.div(a, b))) if b_is_tensor else None
@@ -139,9 +128,7 @@ def _remainder(node: Any, g: Tensor) -> Sequence[Any]:
 
 
 def _fmod(node: Any, g: Tensor) -> Sequence[Any]:
-    from ember._ops import elementwise as ew
-    from ember._ops import unary
-
+    ew, unary = _ops.elementwise, _ops.unary
     a, b = _operands(node)
     _, b_is_tensor = _mask(node)
     grad_b = ew.mul(unary.neg(g), unary.trunc(ew.div(a, b))) if b_is_tensor else None
@@ -149,8 +136,7 @@ def _fmod(node: Any, g: Tensor) -> Sequence[Any]:
 
 
 def _zero(node: Any, g: Tensor) -> Sequence[Any]:
-    from ember._ops import elementwise as ew
-
+    ew = _ops.elementwise
     zero = ew.mul(g, 0.0)
     return zero, zero
 

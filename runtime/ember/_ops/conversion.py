@@ -12,6 +12,7 @@ from ember._dispatch import kernel_for
 from ember._ops import names
 from ember._ops._meta import broadcast_shapes, broadcast_strides, describe
 from ember._tensor import Tensor, empty_tensor, make_view
+from ember.autograd._graph import needs_grad, record
 
 __all__ = ["clone", "copy_", "fill_", "to"]
 
@@ -20,6 +21,14 @@ def copy_(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Copy `src` into `dst` in place, broadcasting and converting dtype and device."""
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, not {type(src).__name__}")
+    original = src
+    grad = (
+        (dst._autograd is not None or src._autograd is not None)
+        and dst._dtype.is_floating_point
+        and needs_grad(dst, src)
+    )
+    if grad:
+        _check_not_leaf(dst)
     if src._shape != dst._shape:
         if broadcast_shapes("copy_", src._shape, dst._shape) != dst._shape:
             raise RuntimeError(
@@ -34,7 +43,39 @@ def copy_(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     else:
         _copy_across_devices(dst, src)
     dst._storage.version += 1
+    if grad:
+        # `dst` continues the graph from the copy, which replaced all of its values.
+        record("CopyBackwards", _copy_backward, (dst, original), dst, ctx=original._device)
     return dst
+
+
+def _check_not_leaf(t: Tensor) -> None:
+    """PyTorch's error for writing in place into a leaf that requires grad."""
+    meta = t._autograd
+    if meta is not None and meta.requires_grad and meta.grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def _copy_backward(node: Any, g: Tensor) -> tuple[Tensor, Tensor]:
+    from ember._ops.creation import zeros
+
+    # The old values of dst no longer matter: their gradient is zero.
+    return zeros(g._shape, dtype=g._dtype, device=g._device), _to_device(g, node.ctx)
+
+
+def _to_device(g: Tensor, dev: device) -> Tensor:
+    """`g` moved back to its input's device (the graph casts the dtype back)."""
+    return g if g._device is dev else to(g, dev)
+
+
+def _to_backward(node: Any, g: Tensor) -> tuple[Tensor]:
+    return (_to_device(g, node.ctx),)
+
+
+def _clone_backward(node: Any, g: Tensor) -> tuple[Tensor]:
+    return (g,)
 
 
 def _copy_across_devices(dst: Tensor, src: Tensor) -> None:
@@ -59,9 +100,20 @@ def fill_(t: Tensor, value: Any) -> Tensor:
                 f"{value.ndim} dimensions"
             )
         value = value.item()
+    grad = t._autograd is not None and needs_grad(t)
+    if grad:
+        _check_not_leaf(t)
     kernel_for(names.FILL, t._device, t._dtype)(t, python_scalar(value, t._dtype))
     t._storage.version += 1
+    if grad:
+        record("FillBackward", _fill_backward, (t,), t)
     return t
+
+
+def _fill_backward(node: Any, g: Tensor) -> tuple[Tensor]:
+    from ember._ops.creation import zeros
+
+    return (zeros(g._shape, dtype=g._dtype, device=g._device),)
 
 
 def python_scalar(value: Any, dt: _dtype.dtype) -> bool | int | float:
@@ -79,6 +131,8 @@ def clone(t: Tensor) -> Tensor:
     """A contiguous copy of `t` on the same device."""
     out = empty_tensor(t._shape, t._dtype, t._device)
     kernel_for(names.COPY, t._device, t._dtype)(out, t)
+    if t._autograd is not None and needs_grad(t):
+        record("CloneBackward", _clone_backward, (t,), out)
     return out
 
 
@@ -88,6 +142,13 @@ def cast(t: Tensor, dt: _dtype.dtype) -> Tensor:
         return t
     out = empty_tensor(t._shape, dt, t._device)
     kernel_for(names.COPY, t._device, dt)(out, t)
+    return _record_to(t, out)
+
+
+def _record_to(t: Tensor, out: Tensor) -> Tensor:
+    """Record a dtype/device conversion (only floating results are differentiable)."""
+    if t._autograd is not None and out._dtype.is_floating_point and needs_grad(t):
+        record("ToCopyBackward", _to_backward, (t,), out, ctx=t._device)
     return out
 
 
@@ -102,13 +163,13 @@ def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if dev is t._device:
         out = empty_tensor(t._shape, dt, dev)
         kernel_for(names.COPY, dev, dt)(out, t)
-        return out
+        return _record_to(t, out)
     from ember._device import check_usable
 
     check_usable(dev)
     out = empty_tensor(t._shape, dt, dev)
     _copy_across_devices(out, t)
-    return out
+    return _record_to(t, out)
 
 
 def _parse_to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:

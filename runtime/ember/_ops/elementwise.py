@@ -17,6 +17,7 @@ from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops.conversion import cast, python_scalar
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record
+from ember.autograd._mode import STATE as _GRAD_MODE
 
 __all__ = [
     "add", "add_", "bitwise_and", "bitwise_or", "bitwise_xor", "div", "div_", "eq",
@@ -37,12 +38,18 @@ _BINARY_FLAGS: Final = {
 }  # fmt: skip
 _OP_FLAGS: dict[Op, int] = {names.BINARY[n]: _BINARY_FLAGS.get(n, 0) for n in names.BINARY}
 _SCALARS: Final = (int, float, bool)
+# Per op: its derivative formula (None: not differentiable) and its node's name.
+_FORMULAS: dict[Op, tuple[binary_formulas.Formula | None, str]] = {
+    op: (binary_formulas.FORMULAS.get(n), n.capitalize() + "Backward")
+    for n, op in names.BINARY.items()
+}
 _bool = _dtype.bool
 
 
 def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
-    # Fast paths: float tensors outside autograd, with an equal-shape tensor of the same dtype
-    # and device, or with a Python int/float (a weak scalar, which keeps the tensor's dtype).
+    # Fast paths: float tensors with an equal-shape tensor of the same dtype and device, or
+    # with a Python int/float (a weak scalar, which keeps the tensor's dtype). Tensors in
+    # autograd take them too and record straight after the kernel.
     if out is None:
         if type(a) is Tensor:
             tensor, other = a, b
@@ -52,7 +59,7 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
             return _binary_general(op, a, b, out)
         dt = tensor._dtype
         flags = _OP_FLAGS[op]
-        if dt.is_floating_point and tensor._autograd is None and not flags & _INTEGRAL_ONLY:
+        if dt.is_floating_point and not flags & _INTEGRAL_ONLY:
             kind = type(other)
             if kind is float or kind is int:
                 fn = op.kernels.get(tensor._device.type)
@@ -63,20 +70,47 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
                         fn(result, a, scalar)
                     else:
                         fn(result, scalar, b)
+                    if tensor._autograd is not None and not flags & _TO_BOOL:
+                        _record_fast(op, a, b, result)
                     return result
             elif (
                 kind is Tensor
                 and other._dtype is dt
                 and other._shape == tensor._shape
                 and other._device is tensor._device
-                and other._autograd is None
             ):
                 fn = op.kernels.get(tensor._device.type)
                 if fn is not None:
                     result = _new_result(tensor, flags, dt)
                     fn(result, a, b)
+                    if (
+                        tensor._autograd is not None or other._autograd is not None
+                    ) and not flags & _TO_BOOL:
+                        _record_fast(op, a, b, result)
                     return result
     return _binary_general(op, a, b, out)
+
+
+def _record_fast(op: Op, a: Any, b: Any, result: Tensor) -> None:
+    """Record a fast-path result (operands of one dtype and shape, or a tensor and a scalar)."""
+    if not _GRAD_MODE.enabled:
+        return
+    meta = a._autograd if type(a) is Tensor else None
+    if meta is None or not meta.requires_grad:
+        meta = b._autograd if type(b) is Tensor else None
+        if meta is None or not meta.requires_grad:
+            return
+    formula, name = _FORMULAS[op]
+    if formula is None:
+        return
+    if not formula.saves_inputs:
+        save: tuple[Tensor, ...] = ()
+    elif type(a) is Tensor:
+        save = (a, b) if type(b) is Tensor else (a,)
+    else:
+        save = (b,)
+    ctx = (None if type(a) is Tensor else a, None if type(b) is Tensor else b)
+    record(name, formula, (a, b), result, save, ctx=ctx)
 
 
 def _new_result(like: Tensor, flags: int, dt: _dtype.dtype) -> Tensor:
@@ -112,11 +146,11 @@ def _binary_general(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
     kernel_for(op, dev, compute)(target, operands[0], operands[1])
     result = _finish(out, target)
     if grad:
-        formula = binary_formulas.FORMULAS.get(op.name)
+        formula, name = _FORMULAS[op]
         if formula is not None:
             save = [x for x in (a, b) if isinstance(x, Tensor)] if formula.saves_inputs else []
             scalars = tuple(None if isinstance(x, Tensor) else x for x in (a, b))
-            record(op.name.capitalize() + "Backward", formula, (a, b), result, save, ctx=scalars)
+            record(name, formula, (a, b), result, save, ctx=scalars)
     return result
 
 

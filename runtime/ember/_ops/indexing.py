@@ -16,7 +16,8 @@ from ember import _dtype
 from ember._dispatch import Op, kernel_for
 from ember._errors import DTypeError
 from ember._ops import _index_advanced, conversion, creation, names
-from ember._ops._index_parse import parse
+from ember._ops import indexing_formulas as formulas
+from ember._ops._index_parse import normalize, parse
 from ember._ops._index_tensors import (
     as_index,
     checked,
@@ -27,6 +28,7 @@ from ember._ops._index_tensors import (
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device, wrap_dim
 from ember._ops.shape import expand
 from ember._tensor import Tensor, empty_tensor, make_view
+from ember.autograd._graph import needs_grad, record
 
 _int64 = _dtype.int64
 
@@ -50,7 +52,10 @@ def getitem(t: Tensor, index: Any) -> Tensor:
             raise IndexError(f"index {index} is out of bounds for dimension 0 with size {size}")
         if index < 0:
             index += size
-        return make_view(t, t._offset + index * t._strides[0], shape[1:], t._strides[1:])
+        out = make_view(t, t._offset + index * t._strides[0], shape[1:], t._strides[1:])
+        if t._autograd is not None and needs_grad(t):
+            _record_read("SelectBackward", t, out, (index,), False)
+        return out
     if (
         type(index) is Tensor
         and index._dtype is _int64
@@ -61,15 +66,57 @@ def getitem(t: Tensor, index: Any) -> Tensor:
         # x[idx], the common advanced case: no parsing, straight to index_select.
         size = t._shape[0]
         index = checked(index, size, negative=True, error=out_of_bounds(0, size))
-        return _index_advanced.read(t, [0], [index])
-    parsed = parse(t, index)
-    if not parsed.indices:
-        return parsed.view
-    return _index_advanced.read(parsed.view, parsed.positions, parsed.indices)
+        out = _index_advanced.read(t, [0], [index])
+        if t._autograd is not None and needs_grad(t):
+            _record_read("IndexBackward", t, out, (index,), True)
+        return out
+    items = normalize(t, index)
+    parsed = parse(t, items)
+    out = (
+        _index_advanced.read(parsed.view, parsed.positions, parsed.indices)
+        if parsed.indices
+        else parsed.view
+    )
+    if t._autograd is not None and needs_grad(t):
+        advanced = bool(parsed.indices)
+        _record_read(_read_name(items, advanced), t, out, items, advanced)
+    return out
+
+
+def _record_read(name: str, t: Tensor, out: Tensor, items: Any, advanced: bool) -> None:
+    # A basic-indexed view reads each element once; advanced indices may repeat.
+    record(name, formulas.getitem_backward, (t,), out, ctx=(items, t._shape, advanced))
+
+
+def _read_name(items: tuple[Any, ...], advanced: bool) -> str:
+    """The node's name, after the last index item as PyTorch names it."""
+    if advanced:
+        return "IndexBackward"
+    last = next((item for item in reversed(items) if item is not Ellipsis), Ellipsis)
+    if last is None:
+        return "UnsqueezeBackward"
+    if type(last) is int:
+        return "SelectBackward"
+    return "SliceBackward" if type(last) is slice else "AliasBackward"
 
 
 def setitem(t: Tensor, index: Any, value: Any) -> None:
     """t[index] = value: `value` broadcast to the indexed shape and cast to t's dtype."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        value = creation.tensor(value, dtype=t._dtype, device=t._device)
+    if not needs_grad(t, value) or not t._dtype.is_floating_point:
+        write_index(t, index, value, False)
+        return
+    formulas.check_inplace(t)
+    items = normalize(t, index)
+    write_index(t, items, formulas.detached(value), False)
+    shape = value._shape if isinstance(value, Tensor) else None
+    name = "IndexPutBackward" if any(isinstance(i, Tensor) for i in items) else "CopySlices"
+    record(name, formulas.index_put_backward, (t, value), t, ctx=(items, False, shape))
+
+
+def write_index(t: Tensor, index: Any, value: Any, accumulate: bool) -> None:
+    """t[index] = value (or += with `accumulate`), without recording the graph."""
     storage = t._storage
     version = storage.version
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -79,7 +126,9 @@ def setitem(t: Tensor, index: Any, value: Any) -> None:
     parsed = parse(t, index)
     view = parsed.view
     if parsed.indices:
-        _index_advanced.write(view, parsed.positions, parsed.indices, value)
+        _index_advanced.write(view, parsed.positions, parsed.indices, value, accumulate)
+    elif accumulate:
+        _index_advanced.add_into(view, value)
     elif isinstance(value, Tensor):
         conversion.copy_(view, expand(_index_advanced.strip_leading_ones(value), view._shape))
     else:
@@ -108,31 +157,64 @@ def gather(t: Tensor, dim: int, index: Tensor) -> Tensor:
     out = empty_tensor(index._shape, t._dtype, t._device)
     if out.numel():
         kernel_for(names.GATHER, t._device, t._dtype)(_at_least_1d(out), source, d, positions)
+    if t._autograd is not None and needs_grad(t):
+        record("GatherBackward", formulas.gather_backward, (t,), out, (index,), ctx=(d, t._shape))
     return out
 
 
 def scatter_(t: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
     """In place: t[index[i][j]][j] = src[i][j] for dim 0 (`src` a tensor or a scalar)."""
+    if needs_grad(t, src):
+        formulas.check_inplace(t)
+        return _scatter_recorded(names.SCATTER, t, dim, index, src, t)
     return _scatter(names.SCATTER, t, dim, index, src)
 
 
 def scatter(t: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
     """Out-of-place `scatter_`: a copy of `t` with `src` written at `index` along `dim`."""
-    return _scatter(names.SCATTER, conversion.clone(t), dim, index, src)
+    if needs_grad(t, src):
+        return _scatter_recorded(names.SCATTER, t, dim, index, src, None)
+    return _scatter(names.SCATTER, contiguous_copy(t), dim, index, src)
 
 
 def scatter_add_(t: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In place: t[index[i][j]][j] += src[i][j] for dim 0 (repeated indices accumulate)."""
-    if not isinstance(src, Tensor):
-        raise TypeError(
-            f"scatter_add_(): argument 'src' must be a Tensor, not {type(src).__name__}"
-        )
+    _check_src(src)
+    if needs_grad(t, src):
+        formulas.check_inplace(t)
+        return _scatter_recorded(names.SCATTER_ADD, t, dim, index, src, t)
     return _scatter(names.SCATTER_ADD, t, dim, index, src)
 
 
 def scatter_add(t: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """Out-of-place `scatter_add_`."""
-    return scatter_add_(conversion.clone(t), dim, index, src)
+    _check_src(src)
+    if needs_grad(t, src):
+        return _scatter_recorded(names.SCATTER_ADD, t, dim, index, src, None)
+    return _scatter(names.SCATTER_ADD, contiguous_copy(t), dim, index, src)
+
+
+def _check_src(src: Any) -> None:
+    if not isinstance(src, Tensor):
+        raise TypeError(
+            f"scatter_add_(): argument 'src' must be a Tensor, not {type(src).__name__}"
+        )
+
+
+def _scatter_recorded(
+    op: Op, t: Tensor, dim: int, index: Tensor, src: Any, target: Tensor | None
+) -> Tensor:
+    """scatter into a copy of `t`, recorded; written back into `target` when in place."""
+    out = _scatter(op, contiguous_copy(t), dim, index, formulas.detached(src))
+    adding = op is names.SCATTER_ADD
+    formula = formulas.scatter_add_backward if adding else formulas.scatter_backward
+    name = "ScatterAddBackward" if adding else "ScatterBackward"
+    src_shape = src._shape if isinstance(src, Tensor) else None
+    ctx = (wrap_dim(dim, len(t._shape), op.name), src_shape)
+    index = as_index(op.name, index, t._device)
+    if target is None:
+        return record(name, formula, (t, src), out, (index,), ctx=ctx)
+    return formulas.record_inplace(name, formula, target, (t, src), out, (index,), ctx=ctx)
 
 
 def _scatter(op: Op, t: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
@@ -188,7 +270,11 @@ def index_select(t: Tensor, dim: int, index: Tensor) -> Tensor:
     out = empty_tensor(shape, t._dtype, t._device)
     if out.numel():
         kernel_for(names.INDEX_SELECT, t._device, t._dtype)(out, source, d, positions)
-    return out if t._shape else make_view(out, 0, (), ())
+    result = out if t._shape else make_view(out, 0, (), ())
+    if t._autograd is not None and needs_grad(t):
+        backward = formulas.index_select_backward
+        record("IndexSelectBackward", backward, (t,), result, (positions,), ctx=(d, t._shape))
+    return result
 
 
 def masked_fill(t: Tensor, mask: Tensor, value: Any) -> Tensor:
@@ -196,6 +282,8 @@ def masked_fill(t: Tensor, mask: Tensor, value: Any) -> Tensor:
     _check_mask("masked_fill", t, mask, value)
     out = empty_tensor(broadcast_shapes("masked_fill", t._shape, mask._shape), t._dtype, t._device)
     _masked_fill_into(out, t, mask, value)
+    if needs_grad(t, value):
+        record("MaskedFillBackward", formulas.masked_fill_backward, (t, value), out, (mask,))
     return out
 
 
@@ -207,6 +295,14 @@ def masked_fill_(t: Tensor, mask: Tensor, value: Any) -> Tensor:
         raise RuntimeError(
             f"masked_fill_: output with shape {list(t._shape)} doesn't match the broadcast "
             f"shape {list(shape)}"
+        )
+    if needs_grad(t, value):
+        formulas.check_inplace(t)
+        out = empty_tensor(t._shape, t._dtype, t._device)
+        _masked_fill_into(out, t, mask, value)
+        backward = formulas.masked_fill_backward
+        return formulas.record_inplace(
+            "MaskedFillBackward", backward, t, (t, value), out, (mask,)
         )
     _masked_fill_into(t, t, mask, value)
     t._storage.version += 1
@@ -232,7 +328,7 @@ def _masked_fill_into(out: Tensor, t: Tensor, mask: Tensor, value: Any) -> None:
     """out = where(mask, value, t), with `value` cast to out's dtype first (no promotion)."""
     fill = empty_tensor((), out._dtype, out._device)
     if isinstance(value, Tensor):
-        conversion.copy_(fill, value)
+        conversion.copy_(fill, formulas.detached(value))
     else:
         conversion.fill_(fill, value)
     shape = out._shape
@@ -277,6 +373,8 @@ def take(t: Tensor, index: Tensor) -> Tensor:
     out = empty_tensor(index._shape, t._dtype, t._device)
     if out.numel():
         kernel_for(names.TAKE, t._device, t._dtype)(flat(out), t, flat(index))
+    if t._autograd is not None and needs_grad(t):
+        record("TakeBackward", formulas.take_backward, (t,), out, (index,), ctx=t._shape)
     return out
 
 

@@ -4,16 +4,19 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 from ember import _dtype
 from ember._dispatch import Kernel, Op, kernel_for
 from ember._errors import DTypeError
 from ember._ops import conversion as conv
+from ember._ops import linalg_formulas as formulas
 from ember._ops import names
 from ember._ops import shape as shape_ops
 from ember._ops._meta import broadcast_shapes, same_device
 from ember._storage import Storage
 from ember._tensor import Tensor, contiguous_strides, empty_tensor
+from ember.autograd._graph import needs_grad, record
 
 __all__ = ["bmm", "matmul", "mm"]
 
@@ -43,7 +46,9 @@ def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
     _check_operands("mm", a, b)
-    return _product(names.MM, a, b, (m, n), k, out, "mm")
+    grad = _check_grad_out("mm", a, b, out)
+    result = _product(names.MM, a, b, (m, n), k, out, "mm")
+    return _record("MmBackward", formulas.mm_backward, a, b, result) if grad else result
 
 
 def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -60,7 +65,9 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
             f"but got: [{batch2}, {k2}]."
         )
     _check_operands("bmm", a, b)
-    return _product(names.BMM, a, b, (batch, m, n), k, out, "bmm")
+    grad = _check_grad_out("bmm", a, b, out)
+    result = _product(names.BMM, a, b, (batch, m, n), k, out, "bmm")
+    return _record("BmmBackward", formulas.bmm_backward, a, b, result) if grad else result
 
 
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -72,6 +79,7 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
             f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
         )
     _check_operands("matmul", a, b)
+    _check_grad_out("matmul", a, b, out)
     if da == 2 and db == 2:
         return mm(a, b, out=out)
     if da == 1 and db == 1:
@@ -151,7 +159,27 @@ def _as_batch(t: Tensor, batch: Shape, count: int) -> Tensor:
     return shape_ops.reshape(t, (count, *matrix))
 
 
-# -- shared checks and output handling -------------------------------------------------------
+# -- shared checks, recording and output handling --------------------------------------------
+
+
+def _check_grad_out(op: str, a: Tensor, b: Tensor, out: Tensor | None) -> bool:
+    """Whether the product records the graph (never with `out=`, as in PyTorch)."""
+    if a._autograd is None and b._autograd is None:
+        return False
+    grad = needs_grad(a, b)
+    if grad and out is not None:
+        raise RuntimeError(
+            f"{op}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    return grad
+
+
+def _record(name: str, formula: Any, a: Tensor, b: Tensor, result: Tensor) -> Tensor:
+    needs_a, needs_b = (x._autograd is not None and x._autograd.requires_grad for x in (a, b))
+    # dA reads B and dB reads A: save only what a needed gradient reads.
+    save = ([b] if needs_a else []) + ([a] if needs_b else [])
+    return record(name, formula, (a, b), result, save, ctx=(needs_a, needs_b))
 
 
 def _check_operands(op: str, a: Tensor, b: Tensor) -> None:

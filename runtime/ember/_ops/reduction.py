@@ -5,6 +5,9 @@ Primitives call a device kernel that writes a fresh, contiguous output in keepdi
 without keepdim the result is a view of it with the reduced dims dropped. The composites
 (mean, var, std, logsumexp, max/min along a dim) are written in ember ops and defined
 here as composite ops, so that a device may override each with a fused kernel.
+Differentiable primitives record their node here; their formulas live in
+reduction_formulas.py. Composites record through their constituent ops (a fused kernel
+is bypassed while grad is needed).
 """
 
 from __future__ import annotations
@@ -20,27 +23,16 @@ from ember._errors import DTypeError
 from ember._ops import conversion as conv
 from ember._ops import elementwise as ew
 from ember._ops import names, unary
+from ember._ops import reduction_formulas as formulas
 from ember._ops import shape as shape_ops
 from ember._ops._meta import wrap_dim, wrap_dims
 from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
+from ember.autograd._graph import needs_grad, record
 
 __all__ = [
-    "all",
-    "amax",
-    "amin",
-    "any",
-    "argmax",
-    "argmin",
-    "cumsum",
-    "logsumexp",
-    "max",
-    "mean",
-    "min",
-    "prod",
-    "std",
-    "sum",
-    "var",
-]
+    "all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "logsumexp", "max", "mean",
+    "min", "prod", "std", "sum", "var",
+]  # fmt: skip
 
 Dims = tuple[int, ...]
 DimArg = int | Sequence[int] | None
@@ -121,6 +113,14 @@ def _finish(out: Tensor, dims: Dims, keepdim: bool) -> Tensor:
     return make_view(out, 0, shape, contiguous_strides(shape))
 
 
+def _fused(op: Op, t: Tensor) -> Kernel | None:
+    """A device's fused kernel for composite `op`; None when `t` needs grad, so that the
+    composite's constituent ops record the graph."""
+    if t._autograd is not None and needs_grad(t):
+        return None
+    return op.kernels.get(t._device.type)
+
+
 def _run(
     kernel: Kernel, t: Tensor, dims: Dims, keepdim: bool, dt: _dtype.dtype, *extra: Any
 ) -> Tensor:
@@ -183,6 +183,12 @@ def _accumulate(
     # Integer sums wrap modulo 2**64; narrowing afterwards equals accumulating in `dtype`.
     if dtype is not None and dtype is not acc:
         result = conv.cast(result, dtype)
+    elif t._autograd is not None and needs_grad(t):
+        keep = _keep_shape(t._shape, dims)
+        if op is _SUM:
+            record("SumBackward", formulas.sum_backward, (t,), result, ctx=(t._shape, keep))
+        else:
+            record("ProdBackward", formulas.prod_backward, (t,), result, (t,), ctx=(dims, keep))
     return result
 
 
@@ -219,7 +225,7 @@ def mean(
     """Arithmetic mean over `dim`; floating inputs only (or a floating `dtype=`)."""
     t = _floating_input(input, dtype, "mean")
     dims = _dims(t, dim, "mean")
-    fused = MEAN.kernels.get(t._device.type)
+    fused = _fused(MEAN, t)
     if fused is not None:
         return _run(fused, t, dims, keepdim, t._dtype)
     return ew.div(sum(t, dims, keepdim), _count(t._shape, dims))
@@ -237,6 +243,8 @@ def cumsum(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None) -> Ten
         kernel(_as_1d(out), _as_1d(t), 0)
     elif 0 not in t._shape:
         kernel(out, t, d)
+    if t._autograd is not None and dtype.is_floating_point and needs_grad(t):
+        record("CumsumBackward", formulas.cumsum_backward, (t,), out, ctx=d)
     return out
 
 
@@ -247,14 +255,25 @@ def amax(input: Tensor, dim: DimArg = (), keepdim: bool = False) -> Tensor:
     """Maximum over `dim` (every dim when empty); NaN propagates."""
     dims = _dims(input, dim, "amax")
     _check_nonempty(input, dim, "amax")
-    return _reduce(_AMAX, input, dims, keepdim, input._dtype)
+    return _record_extreme(
+        "AmaxBackward", input, dims, _reduce(_AMAX, input, dims, keepdim, input._dtype)
+    )
 
 
 def amin(input: Tensor, dim: DimArg = (), keepdim: bool = False) -> Tensor:
     """Minimum over `dim` (every dim when empty); NaN propagates."""
     dims = _dims(input, dim, "amin")
     _check_nonempty(input, dim, "amin")
-    return _reduce(_AMIN, input, dims, keepdim, input._dtype)
+    return _record_extreme(
+        "AminBackward", input, dims, _reduce(_AMIN, input, dims, keepdim, input._dtype)
+    )
+
+
+def _record_extreme(name: str, t: Tensor, dims: Dims, result: Tensor) -> Tensor:
+    if t._autograd is not None and needs_grad(t):
+        ctx = (dims, _keep_shape(t._shape, dims))
+        record(name, formulas.extreme_backward, (t,), result, (t,), save_output=True, ctx=ctx)
+    return result
 
 
 def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
@@ -276,19 +295,34 @@ def _extreme(
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
             )
-        return _reduce(values_op, t, tuple(range(len(t._shape))), False, t._dtype)
+        dims = tuple(range(len(t._shape)))
+        whole = _reduce(values_op, t, dims, False, t._dtype)
+        return _record_extreme(name.capitalize() + "Backward", t, dims, whole)
     if isinstance(dim, Tensor):
         return ew.maximum(t, dim) if name == "max" else ew.minimum(t, dim)
     d = wrap_dim(dim, len(t._shape), name)
     if t._shape and t._shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+    result = _extreme_along(t, d, keepdim, name, values_op, fused_op, index_op)
+    if t._autograd is not None and needs_grad(t):
+        # Along a dim the gradient goes to the returned index only, not shared among ties.
+        ctx = (t._shape, d, _keep_shape(t._shape, (d,) if t._shape else ()))
+        formula = formulas.value_at_index_backward
+        values, indices = result
+        record(name.capitalize() + "Backward", formula, (t,), values, (indices,), ctx=ctx)
+    return result
+
+
+def _extreme_along(
+    t: Tensor, d: int, keepdim: bool, name: str, values_op: Op, fused_op: Op, index_op: Op
+) -> ValuesIndices:
     fused = fused_op.kernels.get(t._device.type)
+    dims = (d,) if t._shape else ()
     if fused is None:
         return ValuesIndices(
-            _reduce(values_op, t, (d,) if t._shape else (), keepdim, t._dtype),
+            _reduce(values_op, t, dims, keepdim, t._dtype),
             _arg_extreme(index_op, t, d, keepdim, name),
         )
-    dims = (d,) if t._shape else ()
     shape = _keep_shape(t._shape, dims)
     values = empty_tensor(shape, t._dtype, t._device)
     indices = empty_tensor(shape, _dtype.int64, t._device)
@@ -368,7 +402,7 @@ def _statistic(op: Op, t: Tensor, dim: DimArg, name: str) -> tuple[Tensor, Dims,
             f"{name}(): std and var only support floating point and complex dtypes, "
             f"got {_TORCH_NAMES[t._dtype.name]}"
         )
-    return t, _dims(t, dim, name), op.kernels.get(t._device.type)
+    return t, _dims(t, dim, name), _fused(op, t)
 
 
 def logsumexp(input: Tensor, dim: DimArg, keepdim: bool = False) -> Tensor:
@@ -377,7 +411,7 @@ def logsumexp(input: Tensor, dim: DimArg, keepdim: bool = False) -> Tensor:
     if not t._dtype.is_floating_point:
         t = conv.cast(t, _dtype.get_default_dtype())
     dims = _dims(t, dim, "logsumexp")
-    fused = LOGSUMEXP.kernels.get(t._device.type)
+    fused = _fused(LOGSUMEXP, t)
     if fused is not None:
         return _run(fused, t, dims, keepdim, t._dtype)
     if t.numel() == 0:

@@ -13,11 +13,13 @@ from typing import Any
 
 from ember import _dtype
 from ember._dispatch import kernel_for
-from ember._ops import conversion, names
+from ember._ops import names
+from ember._ops import shape_formulas as formulas
 from ember._ops._meta import same_device, wrap_dim, wrap_dims
-from ember._ops._view_geometry import infer_size, int_tuple, view_dtype, view_strides
+from ember._ops._view_geometry import as_strided, infer_size, int_tuple, view_dtype, view_strides
 from ember._ops._view_split import chunk, split, unbind
 from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
+from ember.autograd._graph import needs_grad, record
 
 __all__ = [
     "as_strided", "cat", "chunk", "expand", "flatten", "movedim", "narrow", "permute", "reshape",
@@ -33,29 +35,36 @@ def view(t: Tensor, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         return view_dtype(t, shape[0])
     size = infer_size("view", int_tuple("view", shape), t.numel())
-    if t._contiguous:
-        return make_view(t, t._offset, size, contiguous_strides(size))
-    strides = view_strides(t._shape, t._strides, size)
+    strides = (
+        contiguous_strides(size) if t._contiguous else view_strides(t._shape, t._strides, size)
+    )
     if strides is None:
         raise RuntimeError(
             f"view size is not compatible with input tensor's size and stride (at least one "
             f"dimension spans across two contiguous subspaces): view {list(t._shape)} with "
             f"strides {list(t._strides)} as {list(size)}. Use .reshape(...) instead."
         )
-    return make_view(t, t._offset, size, strides)
+    out = make_view(t, t._offset, size, strides)
+    if t._autograd is not None:
+        formulas.track("ViewBackward", formulas.reshape_backward, t, out, t._shape)
+    return out
 
 
 def reshape(t: Tensor, *shape: Any) -> Tensor:
     """`t` with a new shape: a view when the strides allow it, else a contiguous copy."""
     size = infer_size("reshape", int_tuple("reshape", shape), t.numel())
-    if t._contiguous:
-        return make_view(t, t._offset, size, contiguous_strides(size))
-    strides = view_strides(t._shape, t._strides, size)
+    strides = (
+        contiguous_strides(size) if t._contiguous else view_strides(t._shape, t._strides, size)
+    )
     if strides is not None:
-        return make_view(t, t._offset, size, strides)
-    copy = empty_tensor(t._shape, t._dtype, t._device)
-    conversion.copy_(copy, t)
-    return make_view(copy, 0, size, contiguous_strides(size))
+        out = make_view(t, t._offset, size, strides)
+    else:
+        copy = empty_tensor(t._shape, t._dtype, t._device)
+        kernel_for(names.COPY, t._device, t._dtype)(copy, t)
+        out = make_view(copy, 0, size, contiguous_strides(size))
+    if t._autograd is not None:
+        formulas.track("ViewBackward", formulas.reshape_backward, t, out, t._shape)
+    return out
 
 
 def permute(t: Tensor, *dims: Any) -> Tensor:
@@ -72,9 +81,12 @@ def permute(t: Tensor, *dims: Any) -> Tensor:
     if len(set(wrapped)) != ndim:
         raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(order)})")
     shape, strides = t._shape, t._strides
-    return make_view(
+    out = make_view(
         t, t._offset, tuple(shape[d] for d in wrapped), tuple(strides[d] for d in wrapped)
     )
+    if t._autograd is not None:
+        formulas.track("PermuteBackward", formulas.permute_backward, t, out, tuple(wrapped))
+    return out
 
 
 def transpose(t: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -85,7 +97,10 @@ def transpose(t: Tensor, dim0: int, dim1: int) -> Tensor:
     if ndim:
         shape[d0], shape[d1] = shape[d1], shape[d0]
         strides[d0], strides[d1] = strides[d1], strides[d0]
-    return make_view(t, t._offset, tuple(shape), tuple(strides))
+    out = make_view(t, t._offset, tuple(shape), tuple(strides))
+    if t._autograd is not None:
+        formulas.track("TransposeBackward", formulas.transpose_backward, t, out, (d0, d1))
+    return out
 
 
 def t(input: Tensor) -> Tensor:
@@ -118,7 +133,10 @@ def movedim(t: Tensor, source: int | Sequence[int], destination: int | Sequence[
 
 
 def _alias(t: Tensor) -> Tensor:
-    return make_view(t, t._offset, t._shape, t._strides)
+    out = make_view(t, t._offset, t._shape, t._strides)
+    if t._autograd is not None:
+        formulas.track("AliasBackward", formulas.alias_backward, t, out, None)
+    return out
 
 
 def select(t: Tensor, dim: int, index: int) -> Tensor:
@@ -135,12 +153,17 @@ def select(t: Tensor, dim: int, index: int) -> Tensor:
         )
     if i < 0:
         i += size
-    return make_view(
+    out = make_view(
         t,
         t._offset + i * t._strides[d],
         t._shape[:d] + t._shape[d + 1 :],
         t._strides[:d] + t._strides[d + 1 :],
     )
+    if t._autograd is not None:
+        formulas.track(
+            "SelectBackward", formulas.slice_backward, t, out, (t._shape, select, (d, i))
+        )
+    return out
 
 
 def narrow(t: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -164,12 +187,16 @@ def narrow(t: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise RuntimeError(
             f"narrow(): start ({begin}) + length ({length}) exceeds dimension size ({size})."
         )
-    return make_view(
+    out = make_view(
         t,
         t._offset + begin * t._strides[d],
         (*t._shape[:d], length, *t._shape[d + 1 :]),
         t._strides,
     )
+    if t._autograd is not None:
+        context = (t._shape, narrow, (d, begin, length))
+        formulas.track("SliceBackward", formulas.slice_backward, t, out, context)
+    return out
 
 
 def expand(t: Tensor, *sizes: Any) -> Tensor:
@@ -213,7 +240,10 @@ def expand(t: Tensor, *sizes: Any) -> Tensor:
                 )
             size, stride = want, 0
         new_shape[i], new_strides[i] = size, stride
-    return make_view(t, t._offset, tuple(new_shape), tuple(new_strides))
+    out = make_view(t, t._offset, tuple(new_shape), tuple(new_strides))
+    if t._autograd is not None:
+        formulas.track("ExpandBackward", formulas.alias_backward, t, out, None)
+    return out
 
 
 def squeeze(t: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
@@ -222,7 +252,10 @@ def squeeze(t: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     dims = range(len(shape)) if dim is None else wrap_dims(dim, len(shape), "squeeze")
     drop = {d for d in dims if shape[d] == 1}
     keep = [d for d in range(len(shape)) if d not in drop]
-    return make_view(t, t._offset, tuple(shape[d] for d in keep), tuple(strides[d] for d in keep))
+    out = make_view(t, t._offset, tuple(shape[d] for d in keep), tuple(strides[d] for d in keep))
+    if t._autograd is not None:
+        formulas.track("SqueezeBackward", formulas.reshape_backward, t, out, shape)
+    return out
 
 
 def unsqueeze(t: Tensor, dim: int) -> Tensor:
@@ -230,9 +263,10 @@ def unsqueeze(t: Tensor, dim: int) -> Tensor:
     shape, strides = t._shape, t._strides
     d = wrap_dim(dim, len(shape) + 1, "unsqueeze")
     stride = shape[d] * strides[d] if d < len(shape) else 1
-    return make_view(
-        t, t._offset, (*shape[:d], 1, *shape[d:]), (*strides[:d], stride, *strides[d:])
-    )
+    out = make_view(t, t._offset, (*shape[:d], 1, *shape[d:]), (*strides[:d], stride, *strides[d:]))
+    if t._autograd is not None:
+        formulas.track("UnsqueezeBackward", formulas.reshape_backward, t, out, shape)
+    return out
 
 
 def flatten(t: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -271,40 +305,6 @@ def unflatten(t: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     return view(t, (*t._shape[:d], *split_sizes, *t._shape[d + 1 :]))
 
 
-def as_strided(
-    t: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
-) -> Tensor:
-    """A view of `t`'s storage with any geometry that stays inside the storage."""
-    shape = int_tuple("as_strided", tuple(size))
-    strides = int_tuple("as_strided", tuple(stride), "stride")
-    offset = t._offset if storage_offset is None else operator.index(storage_offset)
-    if len(shape) != len(strides):
-        raise RuntimeError(
-            f"as_strided: mismatch in length of strides and shape "
-            f"({list(shape)} vs {list(strides)})"
-        )
-    if any(s < 0 for s in strides):
-        raise RuntimeError(
-            "as_strided: Negative strides are not supported at the moment, got strides: "
-            f"{list(strides)}"
-        )
-    if any(s < 0 for s in shape) or offset < 0:
-        raise RuntimeError(f"as_strided: negative size or storage offset ({list(shape)}, {offset})")
-    itemsize = t._dtype.itemsize
-    needed = (
-        0
-        if 0 in shape
-        else offset + 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
-    )
-    if needed * itemsize > t._storage.nbytes:
-        raise RuntimeError(
-            f"setStorage: sizes {list(shape)}, strides {list(strides)}, storage offset {offset}, "
-            f"and itemsize {itemsize} requiring a storage size of {needed * itemsize} are out of "
-            f"bounds for storage of size {t._storage.nbytes}"
-        )
-    return make_view(t, offset, shape, strides)
-
-
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """`tensors` joined along an existing dim (type-promoted; a new tensor)."""
     inputs = _tensor_list("cat", tensors)
@@ -321,7 +321,10 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     kept = [x for x in inputs if x._shape != (0,)]
     if not kept:
         wrap_dim(dim, 1, "cat")
-        return empty_tensor((0,), dt, dev)
+        out = empty_tensor((0,), dt, dev)
+        if needs_grad(*inputs):
+            _record_cat(inputs, out, 0)
+        return out
     reference = kept[0]._shape
     d = wrap_dim(dim, len(reference), "cat")
     before, after = reference[:d], reference[d + 1 :]
@@ -332,17 +335,30 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             _cat_mismatch(inputs, reference, d)
         total += shape[d]
     out = empty_tensor((*before, total, *after), dt, dev)
-    if not out.numel():
-        return out
-    copy = kernel_for(names.COPY, dev, dt)
-    step = out._strides[d]
-    offset = 0
-    for x in kept:
-        length = x._shape[d]
-        if length:
-            copy(make_view(out, offset * step, x._shape, out._strides), x)
-        offset += length
+    if out.numel():
+        copy = kernel_for(names.COPY, dev, dt)
+        step = out._strides[d]
+        offset = 0
+        for x in kept:
+            length = x._shape[d]
+            if length:
+                copy(make_view(out, offset * step, x._shape, out._strides), x)
+            offset += length
+    if needs_grad(*inputs):
+        _record_cat(inputs, out, d)
     return out
+
+
+def _record_cat(inputs: list[Tensor], out: Tensor, d: int) -> None:
+    spans: list[tuple[int, int] | None] = []
+    start = 0
+    for x in inputs:
+        if x._shape == (0,) and out._shape != (0,):
+            spans.append(None)  # skipped by the legacy rule above
+            continue
+        spans.append((start, x._shape[d]))
+        start += x._shape[d]
+    record("CatBackward", formulas.cat_backward, inputs, out, ctx=(d, spans))
 
 
 def _cat_mismatch(inputs: list[Tensor], reference: Shape, d: int) -> None:

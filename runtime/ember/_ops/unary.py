@@ -47,9 +47,11 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
     if type(t) is not Tensor:
         raise TypeError(f"{op.name}(): argument 'input' must be a Tensor, not {type(t).__name__}")
     fn = op.kernels.get(t._device.type)
-    if out is None and t._autograd is None and fn is not None and t._dtype.is_floating_point:
+    if out is None and fn is not None and t._dtype.is_floating_point:
         result = empty_tensor(t._shape, t._dtype, t._device)
         fn(result, t)
+        if t._autograd is not None and needs_grad(t):
+            _record(op, t, result)
         return result
     compute = _compute_dtype(op, t)
     if op.name in _ROUNDING and not compute.is_floating_point:
@@ -75,13 +77,20 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
     kernel_for(op, t._device, compute)(target, source)
     result = _finish(out, target)
     if grad:
-        formula, saves = unary_formulas.FORMULAS[op.name]
-        name = op.name.capitalize() + "Backward"
-        if saves == "output":
-            record(name, formula, (t,), result, save_output=True)
-        else:
-            record(name, formula, (t,), result, (t,) if saves == "input" else ())
+        _record(op, t, result)
     return result
+
+
+def _record(op: Op, t: Tensor, result: Tensor) -> None:
+    formula, saves = unary_formulas.FORMULAS[op.name]
+    name = _NAMES[op]
+    if saves == "output":
+        record(name, formula, (t,), result, save_output=True)
+    else:
+        record(name, formula, (t,), result, (t,) if saves == "input" else ())
+
+
+_NAMES: Final = {op: name.capitalize() + "Backward" for name, op in names.UNARY.items()}
 
 
 # Generic formulas of the composite unary ops; a device may register fused kernels instead.

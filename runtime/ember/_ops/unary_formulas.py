@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ember import _ops
 from ember._tensor import Tensor
 
 __all__ = ["FORMULAS"]
@@ -18,15 +19,11 @@ Formula = Callable[[Any, Tensor], Sequence[Any]]
 
 
 def _ew() -> Any:
-    from ember._ops import elementwise
-
-    return elementwise
+    return _ops.elementwise
 
 
 def _un() -> Any:
-    from ember._ops import unary
-
-    return unary
+    return _ops.unary
 
 
 def _neg(node: Any, g: Tensor) -> Sequence[Any]:
@@ -122,9 +119,7 @@ def _zero(node: Any, g: Tensor) -> Sequence[Any]:
 
 
 def _conversion() -> Any:
-    from ember._ops import conversion
-
-    return conversion
+    return _ops.conversion
 
 
 FORMULAS: dict[str, tuple[Formula, str]] = {

@@ -2,7 +2,8 @@
 
 No recursion (deep graphs don't hit Python's recursion limit) and a deterministic order:
 a node runs once every node that feeds it a gradient has run, ties broken by creation
-order, latest first, as in PyTorch.
+order, latest first, as in PyTorch. With `inputs` (autograd.grad), only the nodes on a
+path to them run.
 """
 
 from __future__ import annotations
@@ -11,22 +12,64 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
+from ember import _ops
 from ember._tensor import Tensor
 from ember.autograd import _mode
-from ember.autograd._graph import ANOMALY, AccumulateGrad, Node, edge_of
+from ember.autograd._anomaly import ANOMALY, check_nan, report_error
+from ember.autograd._graph import AccumulateGrad, Node, edge_of
 
 __all__ = ["run_backward"]
 
+Buffer = list[Tensor | None]
 
-def _dependencies(roots: Sequence[Node]) -> dict[Node, int]:
-    """How many edges point at each node reachable from `roots`."""
+
+def _call_hook(hook: Any, grad: Any) -> Any:
+    return hook(grad)
+
+
+class _Run:
+    """The state of one backward call."""
+
+    __slots__ = ("accumulate", "captured", "captures", "create_graph", "foreign", "retain_graph")
+
+    def __init__(self, retain_graph: bool, create_graph: bool, accumulate: bool) -> None:
+        self.retain_graph = retain_graph
+        self.create_graph = create_graph
+        self.accumulate = accumulate  # into leaves' .grad (backward) or not (autograd.grad)
+        self.captures: dict[tuple[Node, int], int] = {}
+        self.captured: list[Tensor | None] = []
+        # Storages that someone outside the engine may hold (root gradients, hook results,
+        # captured, retained or stolen gradients): a leaf's first .grad copies them rather
+        # than aliasing them, so a later in-place accumulation can't write through.
+        self.foreign: set[int] = set()
+
+    def deliver(self, grad: Tensor) -> Tensor:
+        """`grad` to keep as a leaf's `.grad`: the tensor itself when nobody else holds it."""
+        storage = grad._storage
+        if (
+            self.create_graph
+            or id(storage) in self.foreign
+            or not grad._contiguous
+            or grad._offset
+            or storage.nbytes != grad.numel() * grad._dtype.itemsize
+        ):
+            if self.create_graph:
+                return grad
+            grad = _ops.conversion.clone(grad)
+        self.foreign.add(id(grad._storage))
+        return grad.detach() if grad._autograd is not None else grad
+
+
+def _graph_nodes(roots: Sequence[Node], keep: dict[Node, bool] | None) -> dict[Node, int]:
+    """How many edges point at each node that must run: every reachable one, or with
+    `keep`, those it marks."""
     counts: dict[Node, int] = {}
     seen = set(roots)
     stack = list(roots)
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
-            if child is None:
+            if child is None or (keep is not None and not keep.get(child)):
                 continue
             counts[child] = counts.get(child, 0) + 1
             if child not in seen:
@@ -35,45 +78,28 @@ def _dependencies(roots: Sequence[Node]) -> dict[Node, int]:
     return counts
 
 
-def _accumulate(buffer: list[Tensor | None], index: int, grad: Tensor) -> None:
-    from ember._ops import elementwise
-
-    current = buffer[index]
-    buffer[index] = grad if current is None else elementwise.add(current, grad)
-
-
-def _run_tensor_hooks(node: Node, buffer: list[Tensor | None]) -> None:
-    """Hooks registered on the non-leaf tensors whose grad_fn is `node`."""
-    hooks = node._tensor_hooks
-    if not hooks:
-        return
-    for output_nr, hook in list(hooks.values()):
-        grad = buffer[output_nr]
-        if grad is not None:
-            result = hook(grad)
-            if result is not None:
-                buffer[output_nr] = result
-
-
-def _accumulate_leaf(node: AccumulateGrad, grad: Tensor, create_graph: bool) -> None:
-    from ember._ops import elementwise
-
-    variable = node.variable
-    meta = variable._autograd
-    if meta.tensor_hooks:
-        for hook in list(meta.tensor_hooks.values()):
-            result = hook(grad)
-            if result is not None:
-                grad = result
-    if meta.grad is None:
-        meta.grad = grad if create_graph else grad.detach()
-    elif create_graph:
-        meta.grad = elementwise.add(meta.grad, grad)
-    else:
-        elementwise.add_(meta.grad, grad.detach())
-    if meta.post_accumulate_hooks:
-        for hook in list(meta.post_accumulate_hooks.values()):
-            hook(variable)
+def _on_path(roots: Sequence[Node], targets: set[Node]) -> dict[Node, bool]:
+    """For each reachable node, whether some target is reachable from it (iterative DFS)."""
+    found: dict[Node, bool] = {}
+    for root in roots:
+        if root in found:
+            continue
+        found[root] = root in targets
+        stack = [(root, 0)]
+        while stack:
+            node, i = stack[-1]
+            edges = node.next_functions
+            if i < len(edges):
+                stack[-1] = (node, i + 1)
+                child = edges[i][0]
+                if child is not None and child not in found:
+                    found[child] = child in targets
+                    stack.append((child, 0))
+                continue
+            stack.pop()
+            if not found[node]:
+                found[node] = any(c is not None and found[c] for c, _ in edges)
+    return found
 
 
 def run_backward(
@@ -82,110 +108,184 @@ def run_backward(
     retain_graph: bool,
     create_graph: bool,
     inputs: Sequence[Tensor] | None = None,
+    accumulate: bool = True,
 ) -> list[Tensor | None]:
     """Propagate `grad_outputs` from `outputs`; return the gradients of `inputs` if given.
 
-    Without `inputs`, gradients accumulate into leaves' `.grad` (Tensor.backward); with
-    them, they are captured and returned instead (autograd.grad).
+    With `accumulate`, gradients of leaves (or of `inputs`, when given) accumulate into
+    their `.grad` (Tensor.backward); without, those of `inputs` are returned (autograd.grad).
     """
+    run = _Run(retain_graph, create_graph, accumulate)
     roots: list[Node] = []
-    root_grads: dict[Node, list[Tensor | None]] = {}
-    for t, g in zip(outputs, grad_outputs, strict=True):
+    buffers: dict[Node, Buffer] = {}
+    for i, (t, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
         node, nr = edge_of(t)
         if node is None:
             raise RuntimeError(
-                "element 0 of tensors does not require grad and does not have a grad_fn"
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
-        if node not in root_grads:
+        if node not in buffers:
             roots.append(node)
-            root_grads[node] = [None] * _arity(node)
-        _accumulate(root_grads[node], nr, g)
-
-    captures: dict[tuple[Node, int], int] = {}
+            buffers[node] = [None] * node.num_outputs
+        run.foreign.add(id(g._storage))
+        _add_to(buffers[node], nr, g)
+    keep: dict[Node, bool] | None = None
     if inputs is not None:
+        run.captured = [None] * len(inputs)
         for i, t in enumerate(inputs):
             node, nr = edge_of(t)
             if node is None:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            captures[node, nr] = i
-    captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
-
-    counts = _dependencies(roots)
-    buffers: dict[Node, list[Tensor | None]] = dict(root_grads)
-    ready = [(-n.sequence_nr, n) for n in roots if counts.get(n, 0) == 0]
+            run.captures[node, nr] = i
+        keep = _on_path(roots, {node for node, _ in run.captures})
+    counts = _graph_nodes(roots, keep)
+    ready = [(-n.sequence_nr, n) for n in roots if n not in counts]
     heapq.heapify(ready)
     previous = _mode.STATE.enabled
     _mode.STATE.enabled = create_graph
     try:
         while ready:
-            _, node = heapq.heappop(ready)
+            node = heapq.heappop(ready)[1]
             buffer = buffers.pop(node)
-            _run_tensor_hooks(node, buffer)
-            if captures:
-                for nr, grad in enumerate(buffer):
-                    slot = captures.get((node, nr))
-                    if slot is not None and grad is not None:
-                        captured[slot] = grad
-            if isinstance(node, AccumulateGrad):
-                if inputs is None and buffer[0] is not None:
-                    _accumulate_leaf(node, buffer[0], create_graph)
+            if node._hooks is not None:
+                _tensor_hooks(run, node, buffer)
+            if type(node) is AccumulateGrad:
+                _leaf(run, node, buffer[0])
                 continue
-            grads = _apply(node, buffer)
-            if not retain_graph:
-                node.release()
+            if run.captures:
+                _capture(run, node, buffer)
+                if keep is not None and not _leads_on(node, keep):
+                    continue  # a requested input's node that no other input lies beyond
+            grads = _apply(run, node, buffer)
             for (child, nr), grad in zip(node.next_functions, grads, strict=False):
                 if child is None:
                     continue
+                remaining = counts.get(child)
+                if remaining is None:
+                    continue  # pruned: not on a path to the requested inputs
                 child_buffer = buffers.get(child)
                 if child_buffer is None:
-                    child_buffer = buffers[child] = [None] * _arity(child)
+                    child_buffer = buffers[child] = [None] * child.num_outputs
                 if grad is not None:
-                    _accumulate(child_buffer, nr, grad)
-                counts[child] -= 1
-                if counts[child] == 0:
+                    _add_to(child_buffer, nr, grad)
+                if remaining == 1:
+                    del counts[child]
                     heapq.heappush(ready, (-child.sequence_nr, child))
+                else:
+                    counts[child] = remaining - 1
+        if inputs is not None and accumulate:
+            for t, captured in zip(inputs, run.captured, strict=True):
+                if captured is not None:
+                    accumulate_grad(run, t, captured)
     finally:
         _mode.STATE.enabled = previous
-    return captured
+    return run.captured
 
 
-def _arity(node: Node) -> int:
-    """How many gradients flow into `node` (its forward's outputs)."""
-    return node.num_outputs
+def _leads_on(node: Node, keep: dict[Node, bool]) -> bool:
+    return any(child is not None and keep.get(child) for child, _ in node.next_functions)
 
 
-def _apply(node: Node, buffer: list[Tensor | None]) -> Sequence[Tensor | None]:
-    if node._pre_hooks:
-        for hook in list(node._pre_hooks.values()):
+def _add_to(buffer: Buffer, index: int, grad: Tensor) -> None:
+    current = buffer[index]
+    buffer[index] = grad if current is None else _ops.elementwise.add(current, grad)
+
+
+def _tensor_hooks(run: _Run, node: Node, buffer: Buffer) -> None:
+    """Hooks of the non-leaf tensors that `node` produced, then their retained grads."""
+    hooks = node._hooks
+    assert hooks is not None
+    for nr, registry in hooks.tensor.items():
+        grad = buffer[nr]
+        if grad is not None and registry:
+            result = registry.run(grad, _call_hook)
+            if result is not grad:
+                run.foreign.add(id(result._storage))
+                buffer[nr] = result
+    for nr, ref in hooks.retained.items():
+        meta = ref()
+        grad = buffer[nr]
+        if meta is None or grad is None:
+            continue
+        run.foreign.add(id(grad._storage))
+        kept = grad if run.create_graph else grad.detach()
+        meta.grad = kept if meta.grad is None else _plus(meta.grad, kept)
+
+
+def _plus(a: Tensor, b: Tensor) -> Tensor:
+    return _ops.elementwise.add(a, b)
+
+
+def _capture(run: _Run, node: Node, buffer: Buffer) -> None:
+    for nr, grad in enumerate(buffer):
+        slot = run.captures.get((node, nr))
+        if slot is not None and grad is not None:
+            run.foreign.add(id(grad._storage))
+            run.captured[slot] = grad
+
+
+def _leaf(run: _Run, node: AccumulateGrad, grad: Tensor | None) -> None:
+    """A leaf's gradient: its hooks, then capture or accumulation into `.grad`."""
+    if grad is None:
+        return
+    variable = node.variable
+    if variable is None:
+        return  # the leaf is gone: nobody can read its gradient
+    meta = variable._autograd
+    if meta.hooks:
+        result = meta.hooks.run(grad, _call_hook)
+        if result is not grad:
+            run.foreign.add(id(result._storage))
+            grad = result
+    if run.captures:
+        slot = run.captures.get((node, 0))
+        if slot is not None:
+            run.foreign.add(id(grad._storage))
+            run.captured[slot] = grad
+        return
+    if not run.accumulate:
+        return
+    accumulate_grad(run, variable, grad)
+
+
+def accumulate_grad(run: _Run, variable: Tensor, grad: Tensor) -> None:
+    """Add `grad` into `variable.grad` (in place unless building a graph of the gradient)."""
+    meta = variable._autograd
+    if meta.grad is None:
+        meta.grad = run.deliver(grad)
+    elif run.create_graph:
+        meta.grad = _ops.elementwise.add(meta.grad, grad)
+    else:
+        _ops.elementwise.add_(meta.grad, grad.detach() if grad._autograd is not None else grad)
+    if meta.post_accumulate_hooks:
+        for hook, _ in meta.post_accumulate_hooks.items():
+            hook(variable)
+
+
+def _apply(run: _Run, node: Node, buffer: Buffer) -> Sequence[Tensor | None]:
+    hooks = node._hooks
+    if hooks is not None and hooks.pre:
+        for hook, _ in hooks.pre.items():
             result = hook(tuple(buffer))
             if result is not None:
                 buffer = list(result)
-    grads = node.apply(buffer)
-    if node._post_hooks:
-        for hook in list(node._post_hooks.values()):
+                run.foreign.update(id(g._storage) for g in buffer if g is not None)
+    if ANOMALY.enabled:
+        try:
+            grads = node.apply(buffer)
+            if ANOMALY.check_nan:
+                check_nan(node, grads)
+        except Exception:
+            report_error(node)
+            raise
+    else:
+        grads = node.apply(buffer)
+    if hooks is not None and hooks.post:
+        for hook, _ in hooks.post.items():
             result = hook(tuple(grads), tuple(buffer))
             if result is not None:
                 grads = list(result)
-    if ANOMALY.enabled:
-        _check_anomaly(node, grads)
+                run.foreign.update(id(g._storage) for g in grads if g is not None)
+    if not run.retain_graph:
+        node.release()
     return grads
-
-
-def _check_anomaly(node: Node, grads: Sequence[Any]) -> None:
-    from ember._ops import reduction, unary
-
-    for i, grad in enumerate(grads):
-        if isinstance(grad, Tensor) and grad._dtype.is_floating_point:
-            finite = reduction.all(unary.logical_not(_isnan(grad)))
-            if not finite.item():
-                where = "".join(node.trace or [])
-                raise RuntimeError(
-                    f"Function '{node.name()}' returned nan values in its {i}th output."
-                    + (f"\nThe forward call that created it:\n{where}" if where else "")
-                )
-
-
-def _isnan(t: Tensor) -> Tensor:
-    from ember._ops import elementwise
-
-    return elementwise.ne(t, t)

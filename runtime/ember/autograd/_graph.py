@@ -1,34 +1,51 @@
-"""The recorded graph: per-tensor autograd metadata, nodes, saved tensors, recording.
+"""The recorded graph: per-tensor autograd metadata, nodes, and recording.
 
 Ops record a `FormulaNode` when grad mode is on and an input requires grad. The node keeps
 its inputs' edges (`next_functions`), what the derivative formula needs (saved tensors,
-checked against the storage version counters), and the inputs' shapes and dtypes, so that
-gradients of broadcast or promoted inputs are reduced and cast back here, once, rather than
-in every formula.
+checked against the storage version counters, see _saved.py), and the shape and dtype of
+each input that differs from the output's, so that gradients of broadcast or promoted
+inputs are reduced and cast back here, once, rather than in every formula.
+
+Recording is on the hot path of every op that touches a tensor requiring grad, so objects
+are built with `object.__new__` and direct slot stores, without `__init__` chains.
 """
 
 from __future__ import annotations
 
 import itertools
-import traceback
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ember._tensor import Tensor, make_view
+from ember import _ops
+from ember._tensor import Tensor
 from ember.autograd import _mode
+from ember.autograd._anomaly import ANOMALY, forward_trace
+from ember.autograd._saved import alias, metas_of, unpack, versions_of
+from ember.utils.hooks import HookRegistry, RemovableHandle
 
-__all__ = ["AccumulateGrad", "AutogradMeta", "FormulaNode", "Node", "needs_grad", "record"]
+__all__ = [
+    "AccumulateGrad", "AutogradMeta", "FormulaNode", "Node", "edge_of", "meta_of", "needs_grad",
+    "nonleaf_meta", "record",
+]  # fmt: skip
 
 Edge = tuple["Node | None", int]
+NO_EDGE: Edge = (None, 0)
 _sequence = itertools.count()
+_new = object.__new__
+_STATE = _mode.STATE
 
 
 class AutogradMeta:
-    """What a tensor taking part in autograd carries (None on every other tensor)."""
+    """What a tensor taking part in autograd carries (None on every other tensor).
+
+    Leaves keep their gradient hooks here; hooks of non-leaf tensors live on their
+    grad_fn, keyed by output number, as in PyTorch.
+    """
 
     __slots__ = (
-        "accumulator", "grad", "grad_fn", "output_nr", "post_accumulate_hooks", "requires_grad",
-        "retains_grad", "tensor_hooks",
+        "__weakref__", "accumulator", "grad", "grad_fn", "hooks", "output_nr",
+        "post_accumulate_hooks", "requires_grad", "retains_grad",
     )  # fmt: skip
 
     def __init__(
@@ -40,9 +57,22 @@ class AutogradMeta:
         self.output_nr = output_nr
         self.retains_grad = False
         self.accumulator: AccumulateGrad | None = None
-        # Hooks on the gradient of this tensor (leaves: run before accumulation).
-        self.tensor_hooks: dict[int, Callable[[Tensor], Tensor | None]] | None = None
-        self.post_accumulate_hooks: dict[int, Callable[[Tensor], None]] | None = None
+        self.hooks: HookRegistry | None = None
+        self.post_accumulate_hooks: HookRegistry | None = None
+
+
+def nonleaf_meta(node: Node, output_nr: int) -> AutogradMeta:
+    """Metadata of output `output_nr` of `node` (the recording fast path)."""
+    meta: AutogradMeta = _new(AutogradMeta)
+    meta.requires_grad = True
+    meta.grad = None
+    meta.grad_fn = node
+    meta.output_nr = output_nr
+    meta.retains_grad = False
+    meta.accumulator = None
+    meta.hooks = None
+    meta.post_accumulate_hooks = None
+    return meta
 
 
 def meta_of(t: Tensor) -> AutogradMeta:
@@ -53,121 +83,91 @@ def meta_of(t: Tensor) -> AutogradMeta:
     return meta
 
 
+class NodeHooks:
+    """A node's hooks, created on the first registration (most nodes never have any)."""
+
+    __slots__ = ("post", "pre", "retained", "tensor")
+
+    def __init__(self) -> None:
+        self.pre = HookRegistry()  # hook(grad_outputs) -> replacement or None
+        self.post = HookRegistry()  # hook(grad_inputs, grad_outputs) -> replacement or None
+        # Hooks of the non-leaf tensors this node produced, per output number.
+        self.tensor: dict[int, HookRegistry] = {}
+        # Output number -> metadata of the non-leaf tensor that retains its grad.
+        self.retained: dict[int, Any] = {}
+
+
 class Node:
     """A backward function in the graph (PyTorch's `grad_fn`)."""
 
-    __slots__ = (
-        "__weakref__", "_post_hooks", "_pre_hooks", "_tensor_hooks", "next_functions",
-        "num_outputs", "sequence_nr", "trace",
-    )  # fmt: skip
+    __slots__ = ("__weakref__", "_hooks", "next_functions", "num_outputs", "sequence_nr", "trace")
+
+    next_functions: tuple[Edge, ...]
+    num_outputs: int
+    sequence_nr: int
+    trace: list[str] | None
+    _hooks: NodeHooks | None
 
     def __init__(self, next_functions: tuple[Edge, ...], num_outputs: int = 1) -> None:
         self.next_functions = next_functions
         self.num_outputs = num_outputs
-        # Hooks of non-leaf tensors produced by this node: id -> (output_nr, hook).
-        self._tensor_hooks: dict[int, tuple[int, Callable[[Tensor], Tensor | None]]] | None = None
         self.sequence_nr = next(_sequence)
-        self._pre_hooks: dict[int, Callable[..., Any]] | None = None
-        self._post_hooks: dict[int, Callable[..., Any]] | None = None
-        self.trace: list[str] | None = traceback.format_stack()[:-3] if ANOMALY.enabled else None
+        self._hooks = None
+        self.trace = forward_trace() if ANOMALY.enabled else None
 
     def name(self) -> str:
+        """The node's name, as PyTorch prints it (e.g. "MulBackward")."""
         return type(self).__name__
 
     def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
+        """The gradients of the forward's inputs, given those of its outputs."""
         raise NotImplementedError
 
     def release(self) -> None:
         """Free what backward needed (after a backward without retain_graph)."""
 
-    def register_hook(self, hook: Callable[..., Any]) -> Any:
+    def hooks(self) -> NodeHooks:
+        if self._hooks is None:
+            self._hooks = NodeHooks()
+        return self._hooks
+
+    def register_hook(self, hook: Callable[..., Any], *, prepend: bool = False) -> RemovableHandle:
         """hook(grad_inputs, grad_outputs) after this node ran; may replace grad_inputs."""
-        from ember.utils.hooks import RemovableHandle
+        return self.hooks().post.add(hook, prepend=prepend)
 
-        if self._post_hooks is None:
-            self._post_hooks = {}
-        handle = RemovableHandle(self._post_hooks)
-        self._post_hooks[handle.id] = hook
-        return handle
-
-    def register_prehook(self, hook: Callable[..., Any]) -> Any:
+    def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """hook(grad_outputs) before this node runs; may replace grad_outputs."""
-        from ember.utils.hooks import RemovableHandle
+        return self.hooks().pre.add(hook)
 
-        if self._pre_hooks is None:
-            self._pre_hooks = {}
-        handle = RemovableHandle(self._pre_hooks)
-        self._pre_hooks[handle.id] = hook
-        return handle
+    def __call__(self, *grads: Tensor | None) -> Any:
+        """Run the node's backward directly (as PyTorch's Node.__call__)."""
+        result = self.apply(list(grads))
+        return result[0] if len(result) == 1 else tuple(result)
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
 
 class AccumulateGrad(Node):
-    """The sink of a leaf tensor: adds incoming gradients into `.grad`."""
+    """The sink of a leaf tensor: the engine adds incoming gradients into its `.grad`.
 
-    __slots__ = ("variable",)
+    The leaf's metadata keeps its accumulator and the accumulator refers to the leaf weakly,
+    so no reference cycle keeps a dropped leaf (and its `.grad`) alive.
+    """
+
+    __slots__ = ("_variable",)
 
     def __init__(self, variable: Tensor) -> None:
         super().__init__(())
-        self.variable = variable
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self) -> Tensor | None:
+        """The leaf tensor (None once it was garbage collected)."""
+        return self._variable()
 
     def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
         return ()
-
-
-class _Anomaly:
-    enabled = False
-
-
-ANOMALY = _Anomaly()
-
-
-class SavedTensor:
-    """A tensor kept for backward, with the version it had when saved."""
-
-    __slots__ = ("data", "grad_fn", "is_output", "output_nr", "tensor", "version")
-
-    def __init__(self, t: Tensor, is_output: bool) -> None:
-        self.version = t._storage.version
-        self.is_output = is_output
-        if is_output:
-            # Keeping the output itself would make a cycle output -> node -> output.
-            self.data: Tensor | None = make_view(t, t._offset, t._shape, t._strides)
-            self.tensor: Tensor | None = None
-            self.output_nr = t._autograd.output_nr if t._autograd is not None else 0
-        else:
-            self.data = None
-            self.tensor = t
-            self.output_nr = 0
-
-    def unpack(self, node: Node) -> Tensor:
-        t = self.data if self.is_output else self.tensor
-        if t is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Saved intermediate values of the "
-                "graph are freed when you call .backward() or autograd.grad(). Specify "
-                "retain_graph=True if you need to backward through the graph a second time."
-            )
-        if t._storage.version != self.version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{t._dtype.name}{list(t._shape)}], which is "
-                f"{'output' if self.is_output else 'an input'} of {node.name()}, is at version "
-                f"{t._storage.version}; expected version {self.version} instead."
-            )
-        if self.is_output and _mode.STATE.enabled:
-            # create_graph: the output is differentiable again, through this node.
-            view = make_view(t, t._offset, t._shape, t._strides)
-            view._autograd = AutogradMeta(True, node, self.output_nr)
-            return view
-        return t
-
-    def release(self) -> None:
-        self.data = None
-        self.tensor = None
 
 
 Formula = Callable[["FormulaNode", Tensor], Sequence[Any]]
@@ -176,16 +176,34 @@ Formula = Callable[["FormulaNode", Tensor], Sequence[Any]]
 class FormulaNode(Node):
     """A node whose backward is a derivative formula written in ember ops."""
 
-    __slots__ = ("_formula", "_name", "_saved", "ctx", "input_meta")
+    __slots__ = (
+        "_formula", "_metas", "_name", "_outputs", "_saved", "_versions", "ctx", "input_meta",
+    )  # fmt: skip
+
+    _formula: Formula
+    _name: str
+    # The saved tensors (None once freed), their versions and metadata when saved, and
+    # which of them is the node's output (see _saved.py).
+    _saved: tuple[Tensor | None, ...] | None
+    _versions: tuple[int, ...]
+    _metas: tuple[Any, ...]
+    _outputs: tuple[int, ...] | None
+    ctx: Any
+    # Per input: None, or its (shape, dtype) when they differ from the output's (None
+    # altogether when no input's do).
+    input_meta: tuple[tuple[Any, Any] | None, ...] | None
 
     def __init__(
         self, name: str, formula: Formula, edges: tuple[Edge, ...],
-        input_meta: tuple[tuple[Any, Any] | None, ...], saved: tuple[SavedTensor, ...], ctx: Any,
+        input_meta: tuple[tuple[Any, Any] | None, ...] | None = None, ctx: Any = None,
     ) -> None:  # fmt: skip
         super().__init__(edges)
         self._name = name
         self._formula = formula
-        self._saved: tuple[SavedTensor, ...] | None = saved
+        self._saved = ()
+        self._versions = ()
+        self._metas = ()
+        self._outputs = None
         self.input_meta = input_meta
         self.ctx = ctx
 
@@ -194,61 +212,64 @@ class FormulaNode(Node):
 
     @property
     def saved(self) -> tuple[Tensor, ...]:
-        """The saved tensors, checked for in-place modification."""
-        if self._saved is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Specify retain_graph=True if you "
-                "need to backward through the graph a second time."
-            )
-        return tuple(s.unpack(self) for s in self._saved)
+        """The saved tensors (then the output, if saved), checked for in-place changes."""
+        return unpack(self, self._saved, self._versions, self._metas, self._outputs)  # type: ignore[return-value]
+
+    def needs_input_grad(self, i: int) -> bool:
+        """Whether input `i` takes a gradient (formulas may skip the others)."""
+        return self.next_functions[i][0] is not None
 
     def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
         grad = grads[0]
         if grad is None:
             return (None,) * len(self.next_functions)
         results = self._formula(self, grad)
-        return [
-            _conform(g, meta) if g is not None and meta is not None else None
-            for g, meta in zip(results, self.input_meta, strict=True)
-        ]
+        edges = self.next_functions
+        input_meta = self.input_meta
+        out: list[Tensor | None] = []
+        for i, g in enumerate(results):
+            if g is None or edges[i][0] is None:
+                out.append(None)
+                continue
+            meta = None if input_meta is None else input_meta[i]
+            out.append(g if meta is None else conform(g, meta[0], meta[1]))
+        if len(out) != len(edges):
+            raise RuntimeError(
+                f"{self._name} returned {len(out)} gradients for {len(edges)} inputs"
+            )
+        return out
 
     def release(self) -> None:
-        if self._saved is not None:
-            for s in self._saved:
-                s.release()
         self._saved = None
 
 
-def _conform(grad: Tensor, meta: tuple[Any, Any]) -> Tensor:
-    """Reduce a gradient to its input's shape (undo broadcasting) and dtype."""
-    from ember._ops import conversion, reduction
-
-    shape, dtype = meta
+def conform(grad: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
+    """Reduce a gradient to its input's shape (undo broadcasting) and cast to its dtype."""
     if grad._shape != shape:
-        grad = sum_to_shape(grad, shape, reduction)
+        grad = sum_to_shape(grad, shape)
     if grad._dtype is not dtype:
-        grad = conversion.to(grad, dtype)
+        grad = _ops.conversion.to(grad, dtype)
     return grad
 
 
-def sum_to_shape(grad: Tensor, shape: tuple[int, ...], reduction: Any) -> Tensor:
+def sum_to_shape(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum `grad` over the dims that broadcasting added or expanded from size 1."""
     lead = len(grad._shape) - len(shape)
     dims = list(range(lead))
     dims += [lead + i for i, size in enumerate(shape) if size == 1 and grad._shape[lead + i] != 1]
-    result = reduction.sum(grad, dims, keepdim=True) if dims else grad
-    from ember._ops import shape as shape_ops
-
-    return shape_ops.reshape(result, shape)
+    result = _ops.reduction.sum(grad, dims, keepdim=True) if dims else grad
+    return _ops.shape.reshape(result, shape) if result._shape != shape else result
 
 
 def needs_grad(*tensors: Any) -> bool:
     """Whether an op on these operands must record the graph."""
-    if not _mode.STATE.enabled:
+    if not _STATE.enabled:
         return False
     for t in tensors:
-        if isinstance(t, Tensor) and t._autograd is not None and t._autograd.requires_grad:
-            return True
+        if isinstance(t, Tensor):
+            meta = t._autograd
+            if meta is not None and meta.requires_grad:
+                return True
     return False
 
 
@@ -256,12 +277,13 @@ def edge_of(t: Tensor) -> Edge:
     """Where the gradient of `t` goes: its grad_fn, or its leaf accumulator."""
     meta = t._autograd
     if meta is None or not meta.requires_grad:
-        return (None, 0)
+        return NO_EDGE
     if meta.grad_fn is not None:
         return (meta.grad_fn, meta.output_nr)
-    if meta.accumulator is None:
-        meta.accumulator = AccumulateGrad(t)
-    return (meta.accumulator, 0)
+    accumulator = meta.accumulator
+    if accumulator is None:
+        accumulator = meta.accumulator = AccumulateGrad(t)
+    return (accumulator, 0)
 
 
 def record(
@@ -273,27 +295,47 @@ def record(
     save_output: bool = False,
     ctx: Any = None,
 ) -> Tensor:
-    """Attach a FormulaNode to `output`.
+    """Attach a FormulaNode to `output` (which may be an input: in-place ops rebase it).
 
     `formula(node, grad)` returns one gradient (or None) per entry of `inputs`; non-tensor
     inputs get None. Tensors in `save` are available as `node.saved` (then the output last,
     when `save_output`), and `ctx` carries any plain data the formula needs.
     """
-    edges = []
-    input_meta: list[tuple[Any, Any] | None] = []
-    for x in inputs:
-        if isinstance(x, Tensor) and x._autograd is not None and x._autograd.requires_grad:
-            edges.append(edge_of(x))
-            input_meta.append((x._shape, x._dtype))
-        else:
-            edges.append((None, 0))
-            input_meta.append(None)
-    saved = [SavedTensor(t, False) for t in save]
-    meta = AutogradMeta(True, None, 0)
-    output._autograd = meta
-    node = FormulaNode(name, formula, tuple(edges), tuple(input_meta), (), ctx)
-    meta.grad_fn = node
+    shape, dtype = output._shape, output._dtype
+    edges: list[Edge] = []
+    input_meta: list[tuple[Any, Any] | None] | None = None
+    for i, x in enumerate(inputs):
+        meta = x._autograd if isinstance(x, Tensor) else None
+        if meta is None or not meta.requires_grad:
+            edges.append(NO_EDGE)
+            continue
+        producer = meta.grad_fn
+        edges.append((producer, meta.output_nr) if producer is not None else edge_of(x))
+        if x._shape != shape or x._dtype is not dtype:
+            if input_meta is None:
+                input_meta = [None] * len(inputs)
+            input_meta[i] = (x._shape, x._dtype)
+    node: FormulaNode = _new(FormulaNode)
+    node.next_functions = tuple(edges)
+    node.num_outputs = 1
+    node.sequence_nr = next(_sequence)
+    node._hooks = None
+    node.trace = forward_trace() if ANOMALY.enabled else None
+    node._name = name
+    node._formula = formula
+    node.input_meta = None if input_meta is None else tuple(input_meta)
+    node.ctx = ctx
     if save_output:
-        saved.append(SavedTensor(output, True))
-    node._saved = tuple(saved)
+        saved = (*save, alias(output))
+        node._outputs = (-1,) * len(save) + (0,)
+    else:
+        saved = save if type(save) is tuple else tuple(save)
+        node._outputs = None
+    if saved:
+        node._versions = versions_of(saved)
+        node._metas = metas_of(saved)
+    else:
+        node._versions = node._metas = ()
+    node._saved = saved
+    output._autograd = nonleaf_meta(node, 0)
     return output

@@ -1,0 +1,90 @@
+"""Functional forms of the layers, activations and losses (PyTorch's torch.nn.functional)."""
+
+from __future__ import annotations
+
+from ember.nn.functional._activation import (
+    elu,
+    gelu,
+    hardtanh,
+    leaky_relu,
+    leaky_relu_,
+    log_softmax,
+    logsigmoid,
+    relu,
+    relu6,
+    relu_,
+    sigmoid,
+    silu,
+    softmax,
+    softmin,
+    softplus,
+    tanh,
+)
+from ember.nn.functional._attention import (
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)
+from ember.nn.functional._conv import conv1d, conv2d, conv_transpose2d
+from ember.nn.functional._cross_entropy import cross_entropy, nll_loss
+from ember.nn.functional._dropout import dropout, dropout1d, dropout2d, dropout3d
+from ember.nn.functional._embedding import embedding, one_hot
+from ember.nn.functional._linear import bilinear, linear
+from ember.nn.functional._loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    huber_loss,
+    l1_loss,
+    mse_loss,
+    smooth_l1_loss,
+)
+from ember.nn.functional._normalization import batch_norm, group_norm, layer_norm, normalize
+from ember.nn.functional._padding import pad
+from ember.nn.functional._pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+
+__all__ = [
+    "adaptive_avg_pool2d",
+    "avg_pool2d",
+    "batch_norm",
+    "bilinear",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "conv1d",
+    "conv2d",
+    "conv_transpose2d",
+    "cross_entropy",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "elu",
+    "embedding",
+    "gelu",
+    "group_norm",
+    "hardtanh",
+    "huber_loss",
+    "l1_loss",
+    "layer_norm",
+    "leaky_relu",
+    "leaky_relu_",
+    "linear",
+    "log_softmax",
+    "logsigmoid",
+    "max_pool2d",
+    "mse_loss",
+    "multi_head_attention_forward",
+    "nll_loss",
+    "normalize",
+    "one_hot",
+    "pad",
+    "relu",
+    "relu6",
+    "relu_",
+    "scaled_dot_product_attention",
+    "sigmoid",
+    "silu",
+    "smooth_l1_loss",
+    "softmax",
+    "softmin",
+    "softplus",
+    "tanh",
+]

@@ -1,0 +1,218 @@
+"""Activations, softmax and log-softmax.
+
+Softmax and log-softmax are composite ops (a device may register a fused kernel under
+their names) with their own derivative formulas, so that autograd records one node for
+each instead of the five or six that their composition would record.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Final
+
+from ember import _dtype
+from ember._dispatch import Op, define
+from ember._errors import DTypeError
+from ember._ops import elementwise as ew
+from ember._ops import reduction, unary
+from ember._ops._meta import wrap_dim
+from ember._ops.conversion import cast
+from ember._tensor import Tensor, empty_tensor
+from ember.autograd._graph import FormulaNode, needs_grad, record
+
+__all__ = [
+    "elu", "gelu", "hardtanh", "leaky_relu", "leaky_relu_", "log_softmax", "logsigmoid", "relu",
+    "relu6", "relu_", "sigmoid", "silu", "softmax", "softmin", "softplus", "tanh",
+]  # fmt: skip
+
+#: softmax(out, a, dim) and log_softmax(out, a, dim): a floating, out contiguous of a's shape.
+SOFTMAX: Final[Op] = define("softmax", composite=True)
+LOG_SOFTMAX: Final[Op] = define("log_softmax", composite=True)
+
+_SQRT_2_OVER_PI: Final = math.sqrt(2.0 / math.pi)
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(input, 0)."""
+    return unary.relu_(input) if inplace else unary.relu(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    """In-place relu."""
+    return unary.relu_(input)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(input, 0), 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """input clamped to [min_val, max_val]."""
+    if inplace:
+        return unary.clamp_(input, min_val, max_val)
+    return unary.clamp(input, min_val, max_val)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """input where positive, negative_slope * input elsewhere."""
+    result = unary.where(ew.gt(input, 0), input, ew.mul(input, negative_slope))
+    return input.copy_(result) if inplace else result
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place leaky_relu."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """input where positive, alpha * (exp(input) - 1) elsewhere."""
+    negative = ew.mul(unary.expm1(unary.clamp(input, max=0.0)), alpha)
+    result = unary.where(ew.gt(input, 0), input, negative)
+    return input.copy_(result) if inplace else result
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit: exact (erf) or its tanh approximation."""
+    if approximate == "none":
+        return unary.gelu(input)
+    if approximate != "tanh":
+        raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate}")
+    cube = ew.mul(ew.mul(input, input), input)
+    inner = ew.mul(ew.add(input, ew.mul(cube, 0.044715)), _SQRT_2_OVER_PI)
+    return ew.mul(ew.mul(input, 0.5), ew.add(unary.tanh(inner), 1.0))
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """input * sigmoid(input) (also called swish)."""
+    result = ew.mul(input, unary.sigmoid(input))
+    return input.copy_(result) if inplace else result
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-input))."""
+    return unary.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return unary.tanh(input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
+    scaled = ew.mul(input, beta) if beta != 1 else input
+    # The linear branch also keeps exp() from overflowing in the branch that is discarded.
+    soft = unary.log1p(unary.exp(unary.clamp(scaled, max=threshold)))
+    if beta != 1:
+        soft = ew.div(soft, beta)
+    return unary.where(ew.gt(scaled, threshold), input, soft)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)), computed as min(x, 0) - log1p(exp(-|x|)) so it never overflows."""
+    return ew.sub(unary.clamp(input, max=0.0), unary.log1p(unary.exp(unary.neg(unary.abs(input)))))
+
+
+# -- softmax family -------------------------------------------------------------------------
+
+
+def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _prepare(
+    name: str, input: Tensor, dim: int | None, dtype: _dtype.dtype | None, stacklevel: int
+) -> tuple[Tensor, int]:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    if dim is None:
+        dim = _implicit_dim(name, input.ndim, stacklevel + 1)
+    if dtype is not None:
+        input = cast(input, dtype)
+    if not input._dtype.is_floating_point:
+        raise DTypeError(f"\"{name}\" not implemented for '{input._dtype.name}'")
+    return input, wrap_dim(dim, input.ndim, name)
+
+
+def _shifted(x: Tensor, dim: int) -> Tensor:
+    # Subtracting the maximum keeps exp() in range; it cancels out of the result.
+    return ew.sub(x, reduction.amax(x, dim, keepdim=True))
+
+
+def _softmax_values(x: Tensor, dim: int) -> Tensor:
+    fused = SOFTMAX.kernels.get(x._device.type)
+    if fused is not None:
+        out = empty_tensor(x._shape, x._dtype, x._device)
+        fused(out, x, dim)
+        return out
+    if x.numel() == 0:
+        return x.clone()
+    exps = unary.exp(_shifted(x, dim))
+    return ew.div(exps, reduction.sum(exps, dim, keepdim=True))
+
+
+def _log_softmax_values(x: Tensor, dim: int) -> Tensor:
+    fused = LOG_SOFTMAX.kernels.get(x._device.type)
+    if fused is not None:
+        out = empty_tensor(x._shape, x._dtype, x._device)
+        fused(out, x, dim)
+        return out
+    if x.numel() == 0:
+        return x.clone()
+    shifted = _shifted(x, dim)
+    return ew.sub(shifted, unary.log(reduction.sum(unary.exp(shifted), dim, keepdim=True)))
+
+
+def _softmax_backward(node: FormulaNode, grad: Tensor) -> tuple[Tensor]:
+    (y,) = node.saved
+    inner = reduction.sum(ew.mul(grad, y), node.ctx, keepdim=True)
+    return (ew.mul(y, ew.sub(grad, inner)),)
+
+
+def _log_softmax_backward(node: FormulaNode, grad: Tensor) -> tuple[Tensor]:
+    (y,) = node.saved
+    total = reduction.sum(grad, node.ctx, keepdim=True)
+    return (ew.sub(grad, ew.mul(unary.exp(y), total)),)
+
+
+def softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtype.dtype | None = None
+) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim`, computed stably (the maximum is subtracted first)."""
+    x, d = _prepare("softmax", input, dim, dtype, _stacklevel)
+    if not needs_grad(x):
+        return _softmax_values(x, d)
+    out = _softmax_values(x.detach(), d)
+    return record("SoftmaxBackward0", _softmax_backward, (x,), out, save_output=True, ctx=d)
+
+
+def log_softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtype.dtype | None = None
+) -> Tensor:
+    """x - logsumexp(x) along `dim`."""
+    x, d = _prepare("log_softmax", input, dim, dtype, _stacklevel)
+    if not needs_grad(x):
+        return _log_softmax_values(x, d)
+    out = _log_softmax_values(x.detach(), d)
+    return record("LogSoftmaxBackward0", _log_softmax_backward, (x,), out, save_output=True, ctx=d)
+
+
+def softmin(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtype.dtype | None = None
+) -> Tensor:
+    """softmax(-x) along `dim`."""
+    if dim is None:
+        dim = _implicit_dim("softmin", input.ndim, _stacklevel)
+    if dtype is not None:
+        input = cast(input, dtype)
+    return softmax(unary.neg(input), dim)

@@ -1,0 +1,207 @@
+"""nll_loss and cross_entropy (class indices or probabilities, weights, ignore_index,
+label smoothing).
+
+nll_loss records one node with its own derivative formula (a scatter of the picked
+weights), so that cross_entropy costs two nodes: log_softmax and nll_loss.
+"""
+
+from __future__ import annotations
+
+from ember import _dtype
+from ember._errors import DTypeError
+from ember._ops import conversion, creation, indexing, unary
+from ember._ops import elementwise as ew
+from ember._ops import reduction as reduce_ops
+from ember._ops import shape as shape_ops
+from ember._ops._index_tensors import bounds
+from ember._tensor import Tensor
+from ember.autograd._graph import FormulaNode, needs_grad, record
+from ember.nn.functional import _reduction
+from ember.nn.functional._activation import log_softmax
+
+__all__ = ["cross_entropy", "nll_loss"]
+
+
+def _check_target_shape(input: Tensor, target: Tensor) -> None:
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise RuntimeError(
+                f"0D or 1D target tensor expected, multi-target not supported (got target of "
+                f"shape {list(target._shape)} for input of shape {list(input._shape)})"
+            )
+        return
+    if target.ndim == 0 or target._shape[0] != input._shape[0]:
+        batch = target._shape[0] if target.ndim else 1
+        raise ValueError(
+            f"Expected input batch_size ({input._shape[0]}) to match target batch_size ({batch})."
+        )
+    expected = (input._shape[0], *input._shape[2:])
+    if target._shape != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target._shape)}")
+
+
+def _class_positions(input: Tensor, target: Tensor, ignore_index: int) -> tuple[Tensor, Tensor]:
+    """(positions, ignored): target with a class dim added and ignored entries set to 0."""
+    if target._dtype.is_floating_point or target._dtype is _dtype.bool:
+        raise DTypeError(
+            f"nll_loss(): expected target of an integer dtype (class indices), got "
+            f"{target._dtype.name}"
+        )
+    class_dim = 0 if input.ndim == 1 else 1
+    index = shape_ops.unsqueeze(conversion.cast(target, _dtype.int64), class_dim)
+    ignored = ew.eq(index, ignore_index)
+    positions = unary.where(ignored, 0, index)
+    if positions.numel():
+        classes = input._shape[class_dim]
+        low, high = bounds(positions)
+        if low < 0 or high >= classes:
+            raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
+    return positions, ignored
+
+
+def _nll_backward(node: FormulaNode, grad: Tensor) -> tuple[Tensor | None, None, None]:
+    positions, picked_weights, total = node.saved
+    how, class_dim, input_shape = node.ctx
+    if how == "mean":
+        grad = ew.div(grad, total)
+    elif how == "none":
+        grad = shape_ops.unsqueeze(grad, class_dim)
+    values = ew.mul(unary.neg(picked_weights), grad)
+    zeros = creation.zeros(input_shape, dtype=values._dtype, device=values._device)
+    return indexing.scatter(zeros, class_dim, positions, values), None, None
+
+
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of class indices given log-probabilities (N, C, *)."""
+    how = _reduction.resolve(size_average, reduce, reduction)
+    if input.ndim < 1:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    _check_target_shape(input, target)
+    class_dim = 0 if input.ndim == 1 else 1
+    if weight is not None and weight._shape != (input._shape[class_dim],):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {input._shape[class_dim]} classes "
+            f"or no classes but got weight tensor of shape: {list(weight._shape)}"
+        )
+    positions, ignored = _class_positions(input, target, ignore_index)
+    grad = needs_grad(input)
+    x = input.detach() if grad else input
+    kept = conversion.cast(unary.logical_not(ignored), x._dtype)
+    if weight is None:
+        picked_weights = kept
+    else:
+        flat = shape_ops.reshape(positions, (-1,))
+        chosen = shape_ops.reshape(indexing.index_select(weight.detach(), 0, flat), kept._shape)
+        picked_weights = ew.mul(chosen, kept)
+    losses = unary.neg(ew.mul(indexing.gather(x, class_dim, positions), picked_weights))
+    total = reduce_ops.sum(picked_weights)
+    if how == "none":
+        out = shape_ops.squeeze(losses, class_dim)
+    elif how == "sum":
+        out = reduce_ops.sum(losses)
+    else:
+        out = ew.div(reduce_ops.sum(losses), total)
+    if not grad:
+        return out
+    return record(
+        "NllLossBackward0",
+        _nll_backward,
+        (input, target, weight),
+        out,
+        save=(positions, picked_weights, total),
+        ctx=(how, class_dim, input._shape),
+    )
+
+
+def _smoothing_term(
+    logp: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    ignore_index: int,
+    how: str,
+    class_dim: int,
+) -> Tensor:
+    """PyTorch's label-smoothing term: the (weighted) sum of -log p over all classes."""
+    classes = logp._shape[class_dim]
+    if weight is not None:
+        shape = [1] * logp.ndim
+        shape[class_dim] = classes
+        logp = ew.mul(logp, shape_ops.reshape(weight, tuple(shape)))
+    ignored = ew.eq(target, ignore_index)
+    smooth = indexing.masked_fill(unary.neg(reduce_ops.sum(logp, class_dim)), ignored, 0.0)
+    if how == "none":
+        return smooth
+    total = reduce_ops.sum(smooth)
+    if how == "sum":
+        return total
+    if weight is None:
+        return ew.div(total, reduce_ops.sum(unary.logical_not(ignored)))
+    safe = unary.where(ignored, 0, conversion.cast(target, _dtype.int64))
+    picked = indexing.index_select(weight, 0, shape_ops.reshape(safe, (-1,)))
+    kept = conversion.cast(unary.logical_not(shape_ops.reshape(ignored, (-1,))), weight._dtype)
+    return ew.div(total, reduce_ops.sum(ew.mul(picked, kept)))
+
+
+def _cross_entropy_probabilities(
+    logp: Tensor, target: Tensor, weight: Tensor | None, how: str, smoothing: float
+) -> Tensor:
+    class_dim = 0 if logp.ndim == 1 else 1
+    classes = logp._shape[class_dim]
+    if smoothing > 0.0:
+        target = ew.add(ew.mul(target, 1.0 - smoothing), smoothing / classes)
+    products = ew.mul(logp, target)
+    if weight is not None:
+        shape = [1] * logp.ndim
+        shape[class_dim] = classes
+        products = ew.mul(products, shape_ops.reshape(weight, tuple(shape)))
+    if how == "none":
+        return unary.neg(reduce_ops.sum(products, class_dim))
+    total = unary.neg(reduce_ops.sum(products))
+    if how == "sum":
+        return total
+    # The mean is over samples (and spatial positions), not over classes.
+    return ew.div(total, float(logp.numel() // classes) if logp.numel() else float("nan"))
+
+
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """Cross-entropy between logits (N, C, *) and class indices or class probabilities."""
+    how = _reduction.resolve(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.ndim < 1:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    class_dim = 0 if input.ndim == 1 else 1
+    logp = log_softmax(input, class_dim)
+    if target._shape == input._shape:
+        # Same shape as the input: class probabilities (PyTorch decides by shape too).
+        if not target._dtype.is_floating_point:
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, got "
+                f"{target._dtype.name}"
+            )
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _cross_entropy_probabilities(logp, target, weight, how, label_smoothing)
+    loss = nll_loss(logp, target, weight, None, ignore_index, None, how)
+    if label_smoothing == 0.0:
+        return loss
+    smooth = _smoothing_term(logp, target, weight, ignore_index, how, class_dim)
+    classes = input._shape[class_dim]
+    return ew.add(ew.mul(loss, 1.0 - label_smoothing), ew.mul(smooth, label_smoothing / classes))

@@ -1,0 +1,94 @@
+"""Dropout: elements (dropout) or whole channels (dropout1d/2d/3d) zeroed at random.
+
+The mask comes from the device's default Philox generator (`ember.manual_seed` makes it
+reproducible, and the same seed gives the same mask on every device).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from ember._ops import elementwise as ew
+from ember._ops import random as random_ops
+from ember._ops import unary
+from ember._tensor import Tensor, empty_tensor
+
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
+
+
+def _check_probability(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _scaled_mask(like: Tensor, shape: tuple[int, ...], p: float) -> Tensor:
+    """1 / (1 - p) where kept (with probability 1 - p), 0 where dropped, in like's dtype."""
+    keep = 1.0 - p
+    noise = random_ops.uniform_(empty_tensor(shape, like._dtype, like._device))
+    if keep == 0.0:
+        return ew.mul(noise, 0.0)
+    return unary.where(ew.lt(noise, keep), 1.0 / keep, 0.0)
+
+
+def _apply(input: Tensor, mask: Tensor, inplace: bool) -> Tensor:
+    return ew.mul_(input, mask) if inplace else ew.mul(input, mask)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1 / (1 - p) in training."""
+    _check_probability(p)
+    if not training or p == 0.0:
+        return input
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"dropout(): expected a floating-point input, got {input._dtype.name}")
+    return _apply(input, _scaled_mask(input, input._shape, p), inplace)
+
+
+def _feature_dropout(
+    name: str, input: Tensor, p: float, training: bool, inplace: bool, spatial: int
+) -> Tensor:
+    _check_probability(p)
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(
+            f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but received a "
+            f"{input.ndim}D input"
+        )
+    if not training or p == 0.0:
+        return input
+    # One draw per (sample, channel), broadcast over the spatial dims.
+    channels = input._shape[: input.ndim - spatial]
+    mask = _scaled_mask(input, (*channels, *([1] * spatial)), p)
+    return _apply(input, mask, inplace)
+
+
+def dropout1d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of (N, C, L) or (C, L) input with probability p."""
+    return _feature_dropout("dropout1d", input, p, training, inplace, 1)
+
+
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of (N, C, H, W) or (C, H, W) input with probability p."""
+    if input.ndim == 3:
+        # PyTorch treats 3-D input as batched 1-D (and warns), for backwards compatibility.
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return _feature_dropout("dropout2d", input, p, training, inplace, 1)
+    return _feature_dropout("dropout2d", input, p, training, inplace, 2)
+
+
+def dropout3d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
+    return _feature_dropout("dropout3d", input, p, training, inplace, 3)

@@ -1,0 +1,97 @@
+"""The module classes of `ember.nn`: the `Module` base, containers and layers."""
+
+from __future__ import annotations
+
+from ember.nn.modules.activation import (
+    ELU,
+    GELU,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    MultiheadAttention,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Tanh,
+)
+from ember.nn.modules.container import ModuleDict, ModuleList, Sequential
+from ember.nn.modules.conv import Conv1d, Conv2d, ConvTranspose2d
+from ember.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
+from ember.nn.modules.flatten import Flatten, Identity, Unflatten
+from ember.nn.modules.linear import Bilinear, Linear
+from ember.nn.modules.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from ember.nn.modules.module import Module
+from ember.nn.modules.normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    LayerNorm,
+)
+from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from ember.nn.modules.sparse import Embedding
+
+__all__ = [
+    "ELU",
+    "GELU",
+    "AdaptiveAvgPool2d",
+    "AvgPool2d",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "Bilinear",
+    "Conv1d",
+    "Conv2d",
+    "ConvTranspose2d",
+    "CrossEntropyLoss",
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "Embedding",
+    "Flatten",
+    "GroupNorm",
+    "Hardtanh",
+    "HuberLoss",
+    "Identity",
+    "L1Loss",
+    "LayerNorm",
+    "LeakyReLU",
+    "Linear",
+    "LogSigmoid",
+    "LogSoftmax",
+    "MSELoss",
+    "MaxPool2d",
+    "Module",
+    "ModuleDict",
+    "ModuleList",
+    "MultiheadAttention",
+    "NLLLoss",
+    "ReLU",
+    "ReLU6",
+    "Sequential",
+    "SiLU",
+    "Sigmoid",
+    "SmoothL1Loss",
+    "Softmax",
+    "Softmin",
+    "Softplus",
+    "Tanh",
+    "Unflatten",
+]

@@ -1,0 +1,72 @@
+"""ember.nn.utils.clip_grad_norm_ / clip_grad_value_ against PyTorch and NumPy."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+from ember.nn.utils import clip_grad_norm_, clip_grad_value_, get_total_norm
+
+
+def _parameters(device: str, grads: list[np.ndarray]) -> list[Any]:
+    parameters = []
+    for g in grads:
+        p = nn.Parameter(ember.zeros(*g.shape, device=device))
+        p.grad = ember.tensor(g.astype(np.float32), device=device)
+        parameters.append(p)
+    return parameters
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, math.inf, 0.5])
+@pytest.mark.parametrize("max_norm", [0.5, 100.0])
+def test_clip_grad_norm_matches_torch(
+    device: str, norm_type: float, max_norm: float, rng: Any
+) -> None:
+    torch = pytest.importorskip("torch")
+    grads = [rng.standard_normal((3, 4)), rng.standard_normal(5), rng.standard_normal((2, 2, 2))]
+    ours = _parameters(device, grads)
+    theirs = [torch.zeros(g.shape, requires_grad=True) for g in grads]
+    for p, g in zip(theirs, grads, strict=True):
+        p.grad = torch.tensor(g.astype(np.float32))
+    total = clip_grad_norm_(ours, max_norm, norm_type)
+    expected = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type)
+    np.testing.assert_allclose(total.item(), expected.item(), rtol=1e-5)
+    for p, q in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_clip_grad_norm_reference(device: str, rng: Any) -> None:
+    grads = [rng.standard_normal((4, 4)), rng.standard_normal(3)]
+    parameters = _parameters(device, grads)
+    norm = math.sqrt(sum((g.astype(np.float32).astype(np.float64) ** 2).sum() for g in grads))
+    total = clip_grad_norm_(parameters, 1.0)
+    np.testing.assert_allclose(total.item(), norm, rtol=1e-5)
+    clipped = math.sqrt(sum((p.grad.numpy().astype(np.float64) ** 2).sum() for p in parameters))
+    np.testing.assert_allclose(clipped, 1.0, rtol=1e-5)
+    assert get_total_norm([p.grad for p in parameters]).item() == pytest.approx(1.0, rel=1e-5)
+
+
+def test_clip_grad_norm_single_tensor_and_no_grads(device: str) -> None:
+    (p,) = _parameters(device, [np.array([3.0, 4.0])])
+    assert clip_grad_norm_(p, 10.0).item() == pytest.approx(5.0)
+    np.testing.assert_allclose(p.grad.numpy(), [3.0, 4.0])
+    bare = nn.Parameter(ember.zeros(2, device=device))
+    assert clip_grad_norm_([bare], 1.0).item() == 0.0
+
+
+def test_clip_grad_norm_nonfinite(device: str) -> None:
+    (p,) = _parameters(device, [np.array([np.inf, 1.0])])
+    with pytest.raises(RuntimeError, match=r"The total norm of order 2\.0 for gradients"):
+        clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+    assert math.isinf(clip_grad_norm_([p], 1.0).item())
+
+
+def test_clip_grad_value(device: str) -> None:
+    (p,) = _parameters(device, [np.array([-3.0, 0.5, 2.0])])
+    clip_grad_value_([p], 1.0)
+    np.testing.assert_allclose(p.grad.numpy(), [-1.0, 0.5, 1.0])
