@@ -220,6 +220,33 @@ class Tensor:
         """Call `hook(tensor)` after this leaf's `.grad` was updated."""
         return _autograd_api().register_post_accumulate_grad_hook(self, hook)
 
+    @property
+    def data(self) -> Tensor:
+        """This tensor's values outside autograd (a view sharing storage)."""
+        return make_view(self, self._offset, self._shape, self._strides)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        self._storage = value._storage
+        self._offset = value._offset
+        self._shape = value._shape
+        self._strides = value._strides
+        self._dtype = value._dtype
+        self._device = value._device
+        self._contiguous = value._contiguous
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        found = memo.get(id(self))
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+        result = _ops.clone(self.detach())
+        if self.requires_grad:
+            result.requires_grad_(True)
+        memo[id(self)] = result
+        return result
+
     def detach_(self) -> Tensor:
         """Detach in place: this tensor leaves the graph and becomes a leaf."""
         self._autograd = None

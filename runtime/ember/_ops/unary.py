@@ -11,7 +11,16 @@ from ember._ops import names, unary_formulas
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops.conversion import cast, python_scalar
 from ember._ops.creation import full
-from ember._ops.elementwise import _binary, _binary_general, _finish, _inplace, _output
+from ember._ops.elementwise import (
+    _binary,
+    _binary_general,
+    _finish,
+    _output,
+    before_write,
+    check_inplace,
+    detached,
+    write_back,
+)
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record
 
@@ -44,7 +53,7 @@ def _compute_dtype(op: Op, t: Tensor) -> _dtype.dtype:
 
 
 def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
-    if type(t) is not Tensor:
+    if type(t) is not Tensor and not isinstance(t, Tensor):
         raise TypeError(f"{op.name}(): argument 'input' must be a Tensor, not {type(t).__name__}")
     fn = op.kernels.get(t._device.type)
     if out is None and fn is not None and t._dtype.is_floating_point:
@@ -171,12 +180,28 @@ negative = neg
 
 def exp_(t: Tensor) -> Tensor:
     """In place: t = exp(t)."""
-    return _unary(names.UNARY["exp"], t, out=t)
+    return _unary_inplace(names.UNARY["exp"], t)
 
 
 def relu_(t: Tensor) -> Tensor:
     """In place: t = max(t, 0)."""
-    return _unary(names.UNARY["relu"], t, out=t)
+    return _unary_inplace(names.UNARY["relu"], t)
+
+
+def _unary_inplace(op: Op, t: Tensor) -> Tensor:
+    if not needs_grad(t):
+        return _unary(op, t, out=t)
+    check_inplace(t)
+    # A formula (or a composite's ops) reading the input gets a copy of its old values.
+    keeps_input = op.composite or unary_formulas.FORMULAS[op.name][1] == "input"
+    result = _unary(op, before_write(t) if keeps_input else t)
+    if result._dtype is not t._dtype:
+        raise RuntimeError(
+            f"{op.name}_(): result type {result._dtype.name} can't be cast to the desired "
+            f"output type {t._dtype.name}"
+        )
+    write_back(t, result)
+    return t
 
 
 def square(t: Tensor) -> Tensor:
@@ -223,28 +248,61 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
         operands.append(value)
     out = empty_tensor(shape, dt, dev)
     kernel_for(names.WHERE, dev, dt)(out, *operands)
+    if dt.is_floating_point and needs_grad(input, other):
+        backward = unary_formulas.where_backward
+        record("WhereBackward", backward, (condition, input, other), out, (condition,))
     return out
 
 
 def clamp(t: Tensor, min: Any = None, max: Any = None) -> Tensor:
-    """Limit values to [min, max]; NaN stays NaN."""
+    """Limit values to [min, max]; NaN stays NaN. min > max gives max everywhere."""
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
-    result = t
-    if min is not None:
-        result = _binary(names.BINARY["maximum"], result, min)
-    if max is not None:
-        result = _binary(names.BINARY["minimum"], result, max)
+    result = _clamped(t, min, max)
+    if result._dtype.is_floating_point and needs_grad(t, min, max):
+        _record_clamp(t, min, max, result)
     return result
 
 
 clip = clamp
 
 
+def _clamped(t: Tensor, low: Any, high: Any) -> Tensor:
+    """The values of clamp, computed without recording (clamp has its own formula)."""
+    result = detached(t)
+    if low is not None:
+        result = _binary(names.BINARY["maximum"], result, detached(low))
+    if high is not None:
+        result = _binary(names.BINARY["minimum"], result, detached(high))
+    return result
+
+
+def _record_clamp(t: Tensor, low: Any, high: Any, result: Tensor) -> None:
+    save = [x for x in (t, low, high) if isinstance(x, Tensor)]
+    scalars = tuple(None if isinstance(x, Tensor) else x for x in (low, high))
+    given = (low is not None, high is not None)
+    backward = unary_formulas.clamp_backward
+    record("ClampBackward", backward, (t, low, high), result, save, ctx=(scalars, given))
+
+
 def clamp_(t: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """In place clamp."""
-    if min is not None:
-        _inplace(names.BINARY["maximum"], t, min)
-    if max is not None:
-        _inplace(names.BINARY["minimum"], t, max)
+    if min is None and max is None:
+        raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    if not needs_grad(t, min, max):
+        if min is not None:
+            _binary_general(names.BINARY["maximum"], t, min, t)
+        if max is not None:
+            _binary_general(names.BINARY["minimum"], t, max, t)
+        return t
+    check_inplace(t)
+    original = before_write(t)
+    result = _clamped(original, min, max)
+    if result._dtype is not t._dtype:
+        raise RuntimeError(
+            f"clamp_(): result type {result._dtype.name} can't be cast to the desired output "
+            f"type {t._dtype.name}"
+        )
+    _record_clamp(original, min, max, result)
+    write_back(t, result)
     return t
