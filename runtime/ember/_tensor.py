@@ -240,7 +240,7 @@ class Tensor:
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         found = memo.get(id(self))
         if found is not None:
-            return found  # type: ignore[no-any-return]
+            return found
         result = _ops.clone(self.detach())
         if self.requires_grad:
             result.requires_grad_(True)

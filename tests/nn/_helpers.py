@@ -25,10 +25,13 @@ def check_gradients(
     atol: float = 1e-6,
     rtol: float = 1e-5,
     seed: int = 0,
+    graph_inside: bool = False,
 ) -> None:
     """Compare autograd's gradients of `fn` (of float64 tensors) with central differences.
 
     The output is contracted with fixed random weights, so every element's gradient counts.
+    `graph_inside`: fn differentiates internally (a first derivative), so the finite
+    differences evaluate it on tensors that require grad, with grad mode on.
     """
     inputs = [tensor(a, device, grad=True) for a in arrays]
     out = fn(*inputs)
@@ -36,9 +39,9 @@ def check_gradients(
     ember.autograd.backward([out], [tensor(weights, device)])
 
     def objective(values: list[np.ndarray]) -> float:
-        with ember.no_grad():
-            result = fn(*[tensor(v, device) for v in values]).numpy()
-        return float(np.sum(result * weights))
+        with ember.set_grad_enabled(graph_inside):
+            result = fn(*[tensor(v, device, grad=graph_inside) for v in values])
+        return float(np.sum(result.detach().numpy() * weights))
 
     for position, (t, array) in enumerate(zip(inputs, arrays, strict=True)):
         assert t.grad is not None, f"input {position} got no gradient"

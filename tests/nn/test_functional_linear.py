@@ -176,3 +176,15 @@ def test_feature_dropout_zeroes_whole_channels(device: str, fn: Any, shape: Any)
     per_channel = out.min(axis=2) == out.max(axis=2)
     assert per_channel.all()
     assert 0 < (out[:, :, 0] == 0).mean() < 1
+
+
+def test_linear_second_derivatives(device: str, rng: Any) -> None:
+    """The linear formula is differentiable again: d/dw of (d loss / dx) for a loss of x and w."""
+
+    def first_derivative(x: Any, w: Any) -> Any:
+        out = F.linear(x, w)
+        (g,) = ember.autograd.grad([out * out], [x], [ember.ones_like(out)], create_graph=True)
+        return g
+
+    arrays = [rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4))]
+    check_gradients(first_derivative, arrays, device, atol=1e-5, graph_inside=True)

@@ -335,3 +335,18 @@ def test_losses_match_torch(device: str, rng: Any) -> None:
     ]
     for ours, theirs in pairs:
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_cross_entropy_second_derivatives(device: str, rng: Any) -> None:
+    """The nll_loss and log_softmax formulas are differentiable again (create_graph=True)."""
+    target = ember.tensor([0, 2, -100, 1], device=device)
+    weight = tensor(rng.uniform(0.5, 2.0, 3), device)
+
+    def first_derivative(x: Any) -> Any:
+        loss = F.cross_entropy(x, target, weight, label_smoothing=0.1)
+        (g,) = ember.autograd.grad([loss], [x], create_graph=True)
+        return g
+
+    check_gradients(
+        first_derivative, [rng.standard_normal((4, 3))], device, atol=1e-5, graph_inside=True
+    )

@@ -50,6 +50,23 @@ LAYERS: dict[str, tuple[Callable[[Any], Any], tuple[int, ...]]] = {
     "BatchNorm2d": (lambda m: m.BatchNorm2d(3, affine=False), (2, 3, 4, 4)),
     "Dropout": (lambda m: m.Dropout(0.3), (3, 4)),
     "Sequential": (lambda m: m.Sequential(m.Linear(4, 6), m.ReLU(), m.Linear(6, 2)), (5, 4)),
+    # In-place activations on a non-leaf: the graph continues through the written tensor.
+    "inplace": (
+        lambda m: m.Sequential(
+            m.Linear(4, 6),
+            m.ReLU(inplace=True),
+            m.Linear(6, 6),
+            m.LeakyReLU(0.1, inplace=True),
+            m.Linear(6, 6),
+            m.Hardtanh(inplace=True),
+            m.Linear(6, 6),
+            m.SiLU(inplace=True),
+            m.Linear(6, 6),
+            m.ELU(inplace=True),
+            m.Dropout(0.5, inplace=True),
+        ),
+        (5, 4),
+    ),
 }
 
 
@@ -69,7 +86,7 @@ def test_layer_matches_torch(device: str, name: str, training: bool, rng: Any) -
     copy_into_torch(ours, theirs)
     ours.train(training)
     theirs.train(training)
-    if name == "Dropout" and training:
+    if name in ("Dropout", "inplace") and training:
         pytest.skip("random masks differ between frameworks; see the dropout tests")
     x, tx = pair(rng.standard_normal(shape), device, grad=True)
     out, expected = ours(x), theirs(tx)

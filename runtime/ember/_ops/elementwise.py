@@ -18,6 +18,7 @@ from ember._ops.conversion import cast, python_scalar
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record
 from ember.autograd._mode import STATE as _GRAD_MODE
+from ember.autograd._saved import alias
 
 __all__ = [
     "add", "add_", "bitwise_and", "bitwise_or", "bitwise_xor", "div", "div_", "eq",
@@ -249,23 +250,52 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
 def _inplace_recorded(op: Op, t: Tensor, other: Any) -> Tensor:
     """An in-place op on a graph tensor: computed out of place, written back, rebased.
 
-    `t` then continues the graph from the op's node, as PyTorch's in-place ops do.
+    `t` then continues the graph from the op's node, as PyTorch's in-place ops do. When the
+    formula reads its operands, it gets a copy of t's old values (t itself is overwritten).
     """
-    meta = t._autograd
-    if meta is not None and meta.requires_grad and meta.grad_fn is None:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
-    result = _binary_general(op, t, other, None)
+    check_inplace(t)
+    formula, _ = _FORMULAS[op]
+    first: Any = t
+    if formula is not None and formula.saves_inputs:
+        first = before_write(t)
+    result = _binary_general(op, first, other if other is not t else first, None)
     if result._dtype is not t._dtype:
         raise RuntimeError(
             f"{op.name}_(): result type {result._dtype.name} can't be cast to the desired "
             f"output type {t._dtype.name}"
         )
+    write_back(t, result)
+    return t
+
+
+def before_write(t: Tensor) -> Tensor:
+    """A copy of `t`'s values taking t's place in the graph (for formulas that read them)."""
+    from ember._ops._index_tensors import contiguous_copy
+
+    copy = contiguous_copy(t)
+    copy._autograd = t._autograd
+    return copy
+
+
+def write_back(t: Tensor, result: Tensor) -> None:
+    """Copy an out-of-place result into `t`, which continues the graph from its node."""
     kernel_for(names.COPY, t._device, t._dtype)(t, result)
     t._storage.version += 1
     t._autograd = result._autograd
-    return t
+
+
+def detached(x: Any) -> Any:
+    """`x` without autograd metadata (tensors), for values that another node records."""
+    return alias(x) if isinstance(x, Tensor) and x._autograd is not None else x
+
+
+def check_inplace(t: Tensor) -> None:
+    """PyTorch's error for writing in place into a leaf that requires grad."""
+    meta = t._autograd
+    if meta is not None and meta.requires_grad and meta.grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
 
 
 _ADD, _SUB, _MUL, _DIV = (names.BINARY[n] for n in ("add", "sub", "mul", "div"))

@@ -301,9 +301,7 @@ def masked_fill_(t: Tensor, mask: Tensor, value: Any) -> Tensor:
         out = empty_tensor(t._shape, t._dtype, t._device)
         _masked_fill_into(out, t, mask, value)
         backward = formulas.masked_fill_backward
-        return formulas.record_inplace(
-            "MaskedFillBackward", backward, t, (t, value), out, (mask,)
-        )
+        return formulas.record_inplace("MaskedFillBackward", backward, t, (t, value), out, (mask,))
     _masked_fill_into(t, t, mask, value)
     t._storage.version += 1
     return t

@@ -18,14 +18,14 @@ from ember import _ops
 from ember._dispatch import kernel_for
 from ember._ops import names
 from ember._ops._index_tensors import contiguous_copy
+from ember._ops.elementwise import check_inplace, detached
 from ember._tensor import Tensor
 from ember.autograd._graph import needs_grad, record
-from ember.autograd._saved import alias
 
 __all__ = [
-    "gather_backward", "getitem_backward", "index_put", "index_select_backward",
-    "masked_fill_backward", "record_inplace", "scatter_add_backward", "scatter_backward",
-    "take_backward", "where_backward",
+    "check_inplace", "detached", "gather_backward", "getitem_backward", "index_put",
+    "index_select_backward", "masked_fill_backward", "record_inplace", "scatter_add_backward",
+    "scatter_backward", "take_backward",
 ]  # fmt: skip
 
 Index = tuple[Any, ...]
@@ -33,12 +33,6 @@ Index = tuple[Any, ...]
 
 def _zeros_like_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     return _ops.creation.zeros(shape, dtype=g._dtype, device=g._device)
-
-
-def detached(x: Any) -> Any:
-    """`x` without autograd metadata (tensors), for computing values that are recorded
-    separately."""
-    return alias(x) if isinstance(x, Tensor) and x._autograd is not None else x
 
 
 def record_inplace(
@@ -54,15 +48,6 @@ def record_inplace(
         kernel_for(names.COPY, t._device, t._dtype)(t, result)
         t._storage.version += 1
     return record(name, formula, inputs, t, save, ctx=ctx)
-
-
-def check_inplace(t: Tensor) -> None:
-    """PyTorch's error for writing in place into a leaf that requires grad."""
-    meta = t._autograd
-    if meta is not None and meta.requires_grad and meta.grad_fn is None:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
 
 
 # -- t[index] and t[index] = v ------------------------------------------------------------
@@ -166,7 +151,7 @@ def take_backward(node: Any, g: Tensor) -> Sequence[Any]:
     return (_ops.shape.reshape(flat, shape),)
 
 
-# -- masked_fill and where ------------------------------------------------------------------
+# -- masked_fill ---------------------------------------------------------------------------
 
 
 def masked_fill_backward(node: Any, g: Tensor) -> Sequence[Any]:
@@ -178,12 +163,3 @@ def masked_fill_backward(node: Any, g: Tensor) -> Sequence[Any]:
     if node.needs_input_grad(1):
         grad_value = _ops.reduction.sum(where(mask, g, 0.0))
     return grad_self, grad_value
-
-
-def where_backward(node: Any, g: Tensor) -> Sequence[Any]:
-    """Inputs (condition, input, other); saved: condition."""
-    (condition,) = node.saved
-    where = _ops.unary.where
-    grad_input = where(condition, g, 0.0) if node.needs_input_grad(1) else None
-    grad_other = where(condition, 0.0, g) if node.needs_input_grad(2) else None
-    return None, grad_input, grad_other

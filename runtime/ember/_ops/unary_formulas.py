@@ -13,7 +13,7 @@ from typing import Any
 from ember import _ops
 from ember._tensor import Tensor
 
-__all__ = ["FORMULAS"]
+__all__ = ["FORMULAS", "clamp_backward", "where_backward"]
 
 Formula = Callable[[Any, Tensor], Sequence[Any]]
 
@@ -145,3 +145,40 @@ FORMULAS: dict[str, tuple[Formula, str]] = {
     "round": (_zero, "nothing"),
     "trunc": (_zero, "nothing"),
 }
+
+
+def where_backward(node: Any, g: Tensor) -> Sequence[Any]:
+    """Inputs (condition, input, other); saved: condition."""
+    (condition,) = node.saved
+    where = _un().where
+    grad_input = where(condition, g, 0.0) if node.needs_input_grad(1) else None
+    grad_other = where(condition, 0.0, g) if node.needs_input_grad(2) else None
+    return None, grad_input, grad_other
+
+
+def clamp_backward(node: Any, g: Tensor) -> Sequence[Any]:
+    """Inputs (x, min, max): the gradient passes where min <= x <= max (PyTorch's rule);
+    min takes it where x < min < max, max where x > max or max < min."""
+    ew, where = _ew(), _un().where
+    (low_scalar, high_scalar), (has_low, has_high) = node.ctx
+    saved = iter(node.saved)
+    x = next(saved)
+    low = next(saved) if has_low and low_scalar is None else low_scalar
+    high = next(saved) if has_high and high_scalar is None else high_scalar
+    if has_low and has_high:
+        inside = ew.logical_and(ew.ge(x, low), ew.le(x, high))
+    else:
+        inside = ew.ge(x, low) if has_low else ew.le(x, high)
+    grad_x = where(inside, g, 0.0) if node.needs_input_grad(0) else None
+    grad_low = grad_high = None
+    if node.needs_input_grad(1):
+        below = ew.lt(x, low)
+        if has_high:
+            below = ew.logical_and(below, ew.lt(low, high))
+        grad_low = where(below, g, 0.0)
+    if node.needs_input_grad(2):
+        above = ew.gt(x, high)
+        if has_low:
+            above = ew.logical_or(above, ew.lt(high, low))
+        grad_high = where(above, g, 0.0)
+    return grad_x, grad_low, grad_high

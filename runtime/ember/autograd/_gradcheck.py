@@ -55,12 +55,11 @@ def _numerical(
     for flat in range(n):
         position = _position(flat, shape)
         original = alias[position].item()
-        with _mode.no_grad():
-            alias[position] = original + eps
-            plus = _evaluate(fn, inputs)
-            alias[position] = original - eps
-            minus = _evaluate(fn, inputs)
-            alias[position] = original
+        alias[position] = original + eps
+        plus = _evaluate(fn, inputs)
+        alias[position] = original - eps
+        minus = _evaluate(fn, inputs)
+        alias[position] = original
         columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus, strict=True)])
     sizes = [len(o) for o in _evaluate(fn, inputs)]
     return [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember._ops import add, copy_, div, maximum, neg, sqrt, zeros_like
+from ember._ops import add, copy_, maximum, neg, sqrt, zeros_like
 from ember.optim._updates import addcdiv_, addcmul_, lerp_
 from ember.optim.optimizer import Optimizer, ParamsT, _step_tensor
 
@@ -84,7 +84,7 @@ class Adam(Optimizer):
                     second = max_exp_avg_sq
                 else:
                     second = exp_avg_sq
-                denom = div(sqrt(second), bias_correction2_sqrt).add_(eps)
+                denom = sqrt(second).div_(bias_correction2_sqrt).add_(eps)
                 addcdiv_(p, exp_avg, denom, -step_size)
         return loss
 

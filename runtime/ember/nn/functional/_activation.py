@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from typing import Final
 
 from ember import _dtype
@@ -33,14 +34,27 @@ LOG_SOFTMAX: Final[Op] = define("log_softmax", composite=True)
 _SQRT_2_OVER_PI: Final = math.sqrt(2.0 / math.pi)
 
 
+def _in_place(input: Tensor, compute: Callable[[Tensor], Tensor]) -> Tensor:
+    """Write compute(input) into input.
+
+    In a graph the composite runs on a clone, because its ops may save their operand and
+    PyTorch's in-place activations must not invalidate them; copy_ records the write, so
+    `input` continues the graph from the result.
+    """
+    source = input.clone() if needs_grad(input) else input
+    return input.copy_(compute(source))
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0)."""
-    return unary.relu_(input) if inplace else unary.relu(input)
+    if not inplace:
+        return unary.relu(input)
+    return _in_place(input, unary.relu) if needs_grad(input) else unary.relu_(input)
 
 
 def relu_(input: Tensor) -> Tensor:
     """In-place relu."""
-    return unary.relu_(input)
+    return relu(input, inplace=True)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -52,15 +66,22 @@ def hardtanh(
     input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
     """input clamped to [min_val, max_val]."""
-    if inplace:
+    if inplace and not needs_grad(input):
         return unary.clamp_(input, min_val, max_val)
-    return unary.clamp(input, min_val, max_val)
+
+    def compute(x: Tensor) -> Tensor:
+        return unary.clamp(x, min_val, max_val)
+
+    return _in_place(input, compute) if inplace else compute(input)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """input where positive, negative_slope * input elsewhere."""
-    result = unary.where(ew.gt(input, 0), input, ew.mul(input, negative_slope))
-    return input.copy_(result) if inplace else result
+
+    def compute(x: Tensor) -> Tensor:
+        return unary.where(ew.gt(x, 0), x, ew.mul(x, negative_slope))
+
+    return _in_place(input, compute) if inplace else compute(input)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -70,9 +91,12 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """input where positive, alpha * (exp(input) - 1) elsewhere."""
-    negative = ew.mul(unary.expm1(unary.clamp(input, max=0.0)), alpha)
-    result = unary.where(ew.gt(input, 0), input, negative)
-    return input.copy_(result) if inplace else result
+
+    def compute(x: Tensor) -> Tensor:
+        negative = ew.mul(unary.expm1(unary.clamp(x, max=0.0)), alpha)
+        return unary.where(ew.gt(x, 0), x, negative)
+
+    return _in_place(input, compute) if inplace else compute(input)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -88,8 +112,11 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """input * sigmoid(input) (also called swish)."""
-    result = ew.mul(input, unary.sigmoid(input))
-    return input.copy_(result) if inplace else result
+
+    def compute(x: Tensor) -> Tensor:
+        return ew.mul(x, unary.sigmoid(x))
+
+    return _in_place(input, compute) if inplace else compute(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:

@@ -22,6 +22,7 @@ from ember import _dtype
 from ember._dispatch import Op, define, kernel_for
 from ember._ops import names, reduction
 from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
+from ember.autograd import _mode
 from ember.autograd._graph import needs_grad, record
 
 __all__ = [
@@ -199,15 +200,34 @@ def _forward(
     return _to_nchw(product, n, c_out, out_hw, b), cols
 
 
+def _input_from(g2: Tensor, w: Tensor, geo: Geometry, image: Shape, in_hw: Pair) -> Tensor:
+    """col2im(W^T g2): g2 (C_w0, N*Hi*Wi) contiguous, w (C_w0, C/G, kh, kw) -> `image`."""
+    weights = _transposed(_grouped(_weight_matrix(w), geo.groups))
+    cols = _grouped_product(weights, _grouped(g2, geo.groups))
+    return _col2im(cols, image, (w._shape[2], w._shape[3]), in_hw, geo)
+
+
+def _weight_from(g2: Tensor, cols: Tensor, geo: Geometry, shape: Shape) -> Tensor:
+    """g2 (C_out, N*L) times cols (K, N*L) transposed, as a contiguous weight of `shape`.
+
+    Computed as cols @ g2^T per group, which OpenBLAS runs ~10% faster than g2 @ cols^T
+    here, then transposed back (the weight is small)."""
+    groups = geo.groups
+    product = _grouped_product(_grouped(cols, groups), _transposed(_grouped(g2, groups)))
+    k_group, c_group = product._shape[0] // groups, shape[0] // groups
+    flipped = make_view(product, 0, (groups, c_group, k_group), (k_group * c_group, 1, c_group))
+    out = empty_tensor(shape, product._dtype, product._device)
+    out_view = make_view(out, 0, flipped._shape, contiguous_strides(flipped._shape))
+    kernel_for(_COPY, out._device, out._dtype)(out_view, flipped)
+    return out
+
+
 def _transpose_forward(
     x: Tensor, w: Tensor, b: Tensor | None, geo: Geometry, out_hw: Pair
 ) -> Tensor:
     """Transposed conv: x (N, C_in, Hi, Wi), w (C_in, C_out/G, kh, kw) -> (N, C_out, *out_hw)."""
-    n = x._shape[0]
-    c_out, kernel = w._shape[1] * geo.groups, (w._shape[2], w._shape[3])
-    weights = _transposed(_grouped(_weight_matrix(w), geo.groups))
-    cols = _grouped_product(weights, _grouped(_channels_first(x), geo.groups))
-    y = _col2im(cols, (n, c_out, *out_hw), kernel, (x._shape[2], x._shape[3]), geo)
+    image = (x._shape[0], w._shape[1] * geo.groups, *out_hw)
+    y = _input_from(_channels_first(x), w, geo, image, (x._shape[2], x._shape[3]))
     if b is not None:
         _add_bias(y, y, b)
     return y
@@ -219,10 +239,32 @@ def _weight_backward(
     """sum over the batch of g (N, C_out, Ho, Wo) times the columns of x: W's shape."""
     if cols is None:
         cols = _im2col(x, kernel, (g._shape[2], g._shape[3]), geo)
-    grads = _grouped(_channels_first(g), geo.groups)
-    product = _grouped_product(grads, _transposed(_grouped(cols, geo.groups)))
-    c_out, c_in = g._shape[1], x._shape[1] // geo.groups
-    return make_view(product, 0, (c_out, c_in, *kernel), contiguous_strides((c_out, c_in, *kernel)))
+    shape = (g._shape[1], x._shape[1] // geo.groups, *kernel)
+    return _weight_from(_channels_first(g), cols, geo, shape)
+
+
+def _fused_backward(node: Any, g: Tensor) -> Sequence[Tensor | None]:
+    """conv's three gradients from one permuted copy of g, when nothing records (no
+    create_graph): the composable formula would permute g twice and sum it separately."""
+    geo: Geometry = node.ctx
+    x, w, *saved = node.saved
+    want_x, want_w, want_b = _edges(node)
+    compute = _compute_dtype(x._dtype)
+    g4 = _as_nchw(g, geo, compute)
+    g2 = _channels_first(g4)
+    w4 = _as_nchw(w, geo, compute)
+    out_hw = (g4._shape[2], g4._shape[3])
+    gx = gw = gb = None
+    if want_x:
+        image = (g4._shape[0], w4._shape[1] * geo.groups, *_spatial(x, geo))
+        gx = _result(_input_from(g2, w4, geo, image, out_hw), x._dtype, geo, _batched(x, geo))
+    if want_w:
+        kernel = (w4._shape[2], w4._shape[3])
+        cols = saved[0] if saved else _im2col(_as_nchw(x, geo, compute), kernel, out_hw, geo)
+        gw = _result(_weight_from(g2, cols, geo, w4._shape), w._dtype, geo, True)
+    if want_b:
+        gb = reduction.sum(g2, 1)
+    return gx, gw, gb
 
 
 # -- the differentiable ops ------------------------------------------------------------------------
@@ -282,6 +324,8 @@ def convolution(x: Tensor, w: Tensor, b: Tensor | None, geo: Geometry, out_hw: P
 
 
 def _convolution_backward(node: Any, g: Tensor) -> Sequence[Tensor | None]:
+    if not _mode.STATE.enabled:
+        return _fused_backward(node, g)
     geo: Geometry = node.ctx
     x, w, *cols = node.saved
     want_x, want_w, want_b = _edges(node)

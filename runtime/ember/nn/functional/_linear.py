@@ -17,13 +17,16 @@ def _wants(node: FormulaNode, index: int) -> bool:
 
 
 def _linear_backward(node: FormulaNode, grad: Tensor) -> tuple[Tensor | None, ...]:
-    x, weight = node.saved
-    input_shape, has_bias = node.ctx
+    # The saved tensors are the inputs themselves (not detached), so with create_graph the
+    # gradients are differentiable in them as well.
+    input, weight = node.saved
+    has_bias = node.ctx
     g = shape_ops.reshape(grad, (-1, grad._shape[-1])) if grad.ndim != 2 else grad
     gx = gw = gb = None
     if _wants(node, 0):
-        gx = shape_ops.reshape(linalg.mm(g, weight), input_shape)
+        gx = shape_ops.reshape(linalg.mm(g, weight), input._shape)
     if _wants(node, 1):
+        x = input if input.ndim == 2 else shape_ops.reshape(input, (-1, input._shape[-1]))
         gw = linalg.mm(shape_ops.t(g), x)
     if has_bias and _wants(node, 2):
         gb = reduction.sum(g, 0)
@@ -52,8 +55,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         _linear_backward,
         (input, weight, bias),
         out,
-        save=(x2, w),
-        ctx=(input._shape, bias is not None),
+        save=(input, weight),
+        ctx=bias is not None,
     )
 
 

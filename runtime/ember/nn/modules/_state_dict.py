@@ -43,8 +43,11 @@ def state_dict(
     metadata = getattr(destination, "_metadata", None)
     if metadata is not None:
         metadata[prefix[:-1]] = local_metadata
-    for hook, _ in module._state_dict_pre_hooks.items():
-        hook(module, prefix, keep_vars)
+
+    def call_pre_hook(hook: Any, _: dict[str, bool], __: Any) -> None:
+        hook(module, prefix, keep_vars)  # its return value is ignored, as in PyTorch
+
+    run_hooks(None, call_pre_hook, module._state_dict_pre_hooks)
     module._save_to_state_dict(destination, prefix, keep_vars)
     for name, child in module._modules.items():
         if child is not None:
@@ -87,12 +90,16 @@ def load_from_state_dict(
     strict: bool, missing_keys: list[str], unexpected_keys: list[str], error_msgs: list[str],
 ) -> None:  # fmt: skip
     """Copy this module's own entries from `state`, recording what is missing or unexpected."""
-    for hook, flags in module._load_state_dict_pre_hooks.items():
-        args = (state, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+    args = (state, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+
+    def call_pre_hook(hook: Any, flags: dict[str, bool], _: Any) -> None:
+        # Return values are ignored: pre-hooks edit `state` and the key lists in place.
         if flags.get("with_module"):
             hook(module, *args)
         else:
             hook(*args)
+
+    run_hooks(None, call_pre_hook, module._load_state_dict_pre_hooks)
     persistent = {
         k: v for k, v in module._buffers.items() if k not in module._non_persistent_buffers_set
     }
@@ -163,6 +170,18 @@ def _load_one(
         )
 
 
+def _post_hook_call(module: Module) -> Any:
+    def call(hook: Any, _: dict[str, bool], keys: IncompatibleKeys) -> None:
+        if hook(module, keys) is not None:
+            raise AssertionError(
+                "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                "expected to return new values, if incompatible_keys need to be "
+                "modified, it should be done inplace."
+            )
+
+    return call
+
+
 def load_state_dict(
     module: Module, state_dict: Mapping[str, Any], strict: bool, assign: bool
 ) -> IncompatibleKeys:
@@ -184,13 +203,7 @@ def load_state_dict(
         current, local_state, prefix, children_done = stack.pop()
         if children_done:
             keys = IncompatibleKeys(missing_keys, unexpected_keys)
-            for hook, _ in current._load_state_dict_post_hooks.items():
-                if hook(current, keys) is not None:
-                    raise AssertionError(
-                        "Hooks registered with ``register_load_state_dict_post_hook`` are not "
-                        "expected to return new values, if incompatible_keys need to be "
-                        "modified, it should be done inplace."
-                    )
+            run_hooks(keys, _post_hook_call(current), current._load_state_dict_post_hooks)
             continue
         local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
         if assign:
