@@ -1,4 +1,4 @@
-"""`python -m ember` (also the `ember` console script): `info` and `demo`."""
+"""`python -m ember` (also the `ember` console script): `info`, `demo` and `tour`."""
 
 from __future__ import annotations
 
@@ -30,16 +30,26 @@ _SETTINGS = (
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit status."""
     parser = argparse.ArgumentParser(
-        prog="python -m ember", description="Ember: plugins, devices and a short demo."
+        prog="python -m ember", description="Ember: plugins, devices, a training demo, a tour."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser("info", help="list plugins, device types and kernel coverage")
-    demo = commands.add_parser("demo", help="show info, then run tensor work on a device")
-    demo.add_argument("--device", help="device to run on (default: the default device)")
-    args = parser.parse_args(argv)
+    # The demo's options belong to the example; `demo --help` lists them.
+    commands.add_parser(
+        "demo", add_help=False, help="train a small CNN on handwritten digits (demo --help)"
+    )
+    tour = commands.add_parser("tour", help="show info, then run tensor work on a device")
+    tour.add_argument("--device", help="device to run on (default: the default device)")
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "demo":
+        from ember.examples import digits
+
+        return digits.main(rest, prog="python -m ember demo")
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         print(format_info())
-        if args.command == "demo":
+        if args.command == "tour":
             from ember.examples import tensor_tour
 
             print()

@@ -346,6 +346,31 @@ def test_logsumexp_of_large_values(device: str, rng: np.random.Generator) -> Non
     np.testing.assert_allclose(g.numpy(), e / e.sum(1, keepdims=True), rtol=1e-12)
 
 
+# -- broadcast (stride-0) inputs ------------------------------------------------------------
+
+BROADCAST_REDUCTIONS = {
+    "sum": lambda t: ember.sum(t, 1),
+    "prod": lambda t: ember.prod(t, 0, keepdim=True),
+    "mean": lambda t: ember.mean(t, (0, 1)),
+    "cumsum": lambda t: ember.cumsum(t, 0),
+    "logsumexp": lambda t: ember.logsumexp(t, -1),
+    "max-dim": lambda t: ember.max(t, 1).values,
+}
+
+
+@pytest.mark.parametrize("name", list(BROADCAST_REDUCTIONS))
+def test_reductions_of_expanded_inputs(device: str, rng: np.random.Generator, name: str) -> None:
+    # The input reaches the reduction with stride 0 along the expanded dim; the expand's
+    # backward then sums the gradient over it.
+    reduce = BROADCAST_REDUCTIONS[name]
+    row = distinct(rng, 4) if name == "max-dim" else rng.uniform(0.5, 1.5, 4)
+    check_gradients(lambda t: reduce(t.expand(3, 4)), row, device=device)
+    # A (3, 1) column broadcast against a row inside the reduced expression.
+    offsets = ember.tensor(row * 0.5, device=device)
+    column = rng.uniform(0.5, 1.5, (3, 1))
+    check_gradients(lambda t: reduce(t + offsets), column, device=device)
+
+
 # -- higher order ---------------------------------------------------------------------------
 
 

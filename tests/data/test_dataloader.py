@@ -76,9 +76,7 @@ def test_no_auto_batching_converts_like_torch() -> None:
     ids=range(14),
 )
 def test_default_collate_matches_torch(samples: list[Any]) -> None:
-    assert_same_batch(
-        default_collate(samples), torch.utils.data.default_collate(samples)
-    )
+    assert_same_batch(default_collate(samples), torch.utils.data.default_collate(samples))
 
 
 def test_default_collate_stacks_tensors() -> None:
@@ -131,7 +129,9 @@ def _epoch(loader: DataLoader[Any]) -> list[int]:
 
 def test_shuffle_is_a_permutation_reproducible_and_new_each_epoch() -> None:
     data = list(range(50))
-    loader = DataLoader(data, batch_size=8, shuffle=True, generator=ember.Generator().manual_seed(3))
+    loader = DataLoader(
+        data, batch_size=8, shuffle=True, generator=ember.Generator().manual_seed(3)
+    )
     first, second = _epoch(loader), _epoch(loader)
     assert sorted(first) == data and sorted(second) == data
     assert first != data and first != second

@@ -13,7 +13,7 @@ def copy_into_torch(ours: Any, theirs: Any) -> None:
     """Load our state_dict into the torch module (so both have the same weights and keys)."""
     import torch
 
-    state = {name: torch.tensor(t.numpy()) for name, t in ours.state_dict().items()}
+    state = {name: torch.tensor(t.numpy(force=True)) for name, t in ours.state_dict().items()}
     theirs.load_state_dict(state, strict=True)
 
 
@@ -28,7 +28,9 @@ def assert_same_outputs(ours: Any, theirs: Any, atol: float = 1e-5, rtol: float 
         assert theirs is None
         return
     assert tuple(ours.shape) == tuple(theirs.shape)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), atol=atol, rtol=rtol)
+    np.testing.assert_allclose(
+        ours.numpy(force=True), theirs.numpy(force=True), atol=atol, rtol=rtol
+    )
 
 
 def assert_same_gradients(ours: Any, theirs: Any, atol: float = 1e-5, rtol: float = 1e-5) -> None:
@@ -40,7 +42,11 @@ def assert_same_gradients(ours: Any, theirs: Any, atol: float = 1e-5, rtol: floa
             continue
         assert mine[name].grad is not None, name
         np.testing.assert_allclose(
-            mine[name].grad.numpy(), parameter.grad.numpy(), atol=atol, rtol=rtol, err_msg=name
+            mine[name].grad.numpy(force=True),
+            parameter.grad.numpy(force=True),
+            atol=atol,
+            rtol=rtol,
+            err_msg=name,
         )
 
 

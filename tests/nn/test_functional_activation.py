@@ -65,7 +65,9 @@ def test_elementwise_values(device: str, name: str, dtype: ember.dtype, rng: Any
     result = fn(tensor(x, device, dtype))
     assert result.dtype == dtype and result.shape == (3, 5)
     tolerance = 1e-5 if dtype == ember.float32 else 1e-12
-    np.testing.assert_allclose(result.numpy(), reference(x), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(
+        result.numpy(force=True), reference(x), rtol=tolerance, atol=tolerance
+    )
 
 
 @pytest.mark.parametrize("name", sorted(ELEMENTWISE))
@@ -82,7 +84,7 @@ def test_inplace_activations_write_into_input(device: str, inplace_fn: Any) -> N
     x = tensor([-2.0, 0.5, 3.0], device)
     result = inplace_fn(x)
     assert result is x
-    assert x.numpy()[1:].tolist() == [0.5, 3.0] and x.numpy()[0] <= 0.0
+    assert x.numpy(force=True)[1:].tolist() == [0.5, 3.0] and x.numpy(force=True)[0] <= 0.0
 
 
 def test_gelu_rejects_unknown_approximation(device: str) -> None:
@@ -94,13 +96,15 @@ def test_gelu_rejects_unknown_approximation(device: str) -> None:
 @pytest.mark.parametrize("fn,reference", [(F.softmax, _softmax), (F.log_softmax, _log_softmax)])
 def test_softmax_values(device: str, dim: int, fn: Any, reference: Any, rng: Any) -> None:
     x = rng.standard_normal((3, 4, 5))
-    np.testing.assert_allclose(fn(tensor(x, device), dim).numpy(), reference(x, dim), atol=1e-12)
+    np.testing.assert_allclose(
+        fn(tensor(x, device), dim).numpy(force=True), reference(x, dim), atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("fn,reference", [(F.softmax, _softmax), (F.log_softmax, _log_softmax)])
 def test_softmax_is_stable_for_large_logits(device: str, fn: Any, reference: Any) -> None:
     x = np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1002.0, -1001.0]])
-    result = fn(tensor(x, device, ember.float32), 1).numpy()
+    result = fn(tensor(x, device, ember.float32), 1).numpy(force=True)
     assert np.isfinite(result).all()
     np.testing.assert_allclose(result, reference(x, 1), rtol=1e-5, atol=1e-5)
 
@@ -110,13 +114,15 @@ def test_softmax_dtype_argument_and_non_contiguous_input(device: str, rng: Any) 
     t = tensor(x, device, ember.float32).t()
     result = F.softmax(t, 0, dtype=ember.float64)
     assert result.dtype == ember.float64
-    np.testing.assert_allclose(result.numpy(), _softmax(x.T.astype(np.float32), 0), atol=1e-7)
+    np.testing.assert_allclose(
+        result.numpy(force=True), _softmax(x.T.astype(np.float32), 0), atol=1e-7
+    )
 
 
 def test_softmax_implicit_dim_warns(device: str) -> None:
     with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
         result = F.softmax(tensor(np.zeros((2, 3)), device))
-    np.testing.assert_allclose(result.numpy(), np.full((2, 3), 1 / 3))
+    np.testing.assert_allclose(result.numpy(force=True), np.full((2, 3), 1 / 3))
 
 
 def test_softmax_rejects_integer_input(device: str) -> None:
@@ -170,4 +176,6 @@ def test_activations_match_torch(device: str, rng: Any) -> None:
         (F.softmin(tensor(x, device, ember.float32), 1), tf.softmin(torch.tensor(x), 1)),
     ]
     for ours, theirs in pairs:
-        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            ours.numpy(force=True), theirs.numpy(force=True), rtol=1e-5, atol=1e-6
+        )

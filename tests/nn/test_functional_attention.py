@@ -40,20 +40,20 @@ def test_sdpa_values(device: str, mask: str, rng: Any) -> None:
         bias = rng.standard_normal((4, 4))
         kwargs["attn_mask"] = tensor(bias, device)
     result = F.scaled_dot_product_attention(*(tensor(a, device) for a in (q, k, v)), **kwargs)
-    np.testing.assert_allclose(result.numpy(), _attention(q, k, v, bias), atol=1e-12)
+    np.testing.assert_allclose(result.numpy(force=True), _attention(q, k, v, bias), atol=1e-12)
 
 
 def test_sdpa_scale_and_fully_masked_rows(device: str, rng: Any) -> None:
     q, k, v = rng.standard_normal((3, 1, 3, 2))
     scaled = F.scaled_dot_product_attention(*(tensor(a, device) for a in (q, k, v)), scale=0.5)
     expected = _attention(q * 0.5 * np.sqrt(2), k, v, np.zeros((3, 3)))
-    np.testing.assert_allclose(scaled.numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(scaled.numpy(force=True), expected, atol=1e-12)
     blocked = np.ones((3, 3), dtype=bool)
     blocked[1] = False
     out = F.scaled_dot_product_attention(
         *(tensor(a, device) for a in (q, k, v)), attn_mask=ember.tensor(blocked, device=device)
     )
-    np.testing.assert_array_equal(out.numpy()[0, 1], [0.0, 0.0])  # as PyTorch: 0, not nan
+    np.testing.assert_array_equal(out.numpy(force=True)[0, 1], [0.0, 0.0])  # as PyTorch: 0, not nan
 
 
 def test_sdpa_errors(device: str) -> None:
@@ -82,14 +82,14 @@ def test_sdpa_matches_torch_with_dropout_off_and_gqa(device: str, rng: Any) -> N
     theirs = torch.nn.functional.scaled_dot_product_attention(
         *(torch.tensor(a) for a in (q, k, v)), enable_gqa=True, scale=0.2
     )
-    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)
+    np.testing.assert_allclose(ours.numpy(force=True), theirs.numpy(force=True), atol=1e-12)
 
 
 def test_sdpa_dropout_keeps_expectation(device: str) -> None:
     q = ember.zeros(1, 1, 4, device=device)
     v = ember.ones(1, 400, 4, device=device)
     ember.manual_seed(0)
-    out = F.scaled_dot_product_attention(q, v, v, dropout_p=0.5).numpy()
+    out = F.scaled_dot_product_attention(q, v, v, dropout_p=0.5).numpy(force=True)
     assert abs(out.mean() - 1.0) < 0.15 and not np.allclose(out, 1.0)
 
 
@@ -165,9 +165,11 @@ def test_multi_head_attention_forward_matches_torch(
     # PyTorch warns about mixing a bool padding mask with a float attention mask.
     with pytest.warns(UserWarning) if masks == "both" else contextlib.nullcontext():
         theirs = run(torch.nn.functional, torch.tensor)
-    np.testing.assert_allclose(ours[0].numpy(), theirs[0].numpy(), atol=1e-12)
+    np.testing.assert_allclose(ours[0].numpy(force=True), theirs[0].numpy(force=True), atol=1e-12)
     if need_weights:
-        np.testing.assert_allclose(ours[1].numpy(), theirs[1].numpy(), atol=1e-12)
+        np.testing.assert_allclose(
+            ours[1].numpy(force=True), theirs[1].numpy(force=True), atol=1e-12
+        )
     else:
         assert ours[1] is None and theirs[1] is None
 

@@ -34,11 +34,11 @@ def test_batch_norm_training_values_and_running_stats(
     )  # fmt: skip
     channel = (1, 3) + (1,) * (len(shape) - 2)
     expected = _standardize(x, axes, 1e-3) * w.reshape(channel) + b.reshape(channel)
-    np.testing.assert_allclose(result.numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(result.numpy(force=True), expected, atol=1e-12)
     count = x.size // 3
-    np.testing.assert_allclose(running_mean.numpy(), 0.2 * x.mean(axis=axes), atol=1e-12)
+    np.testing.assert_allclose(running_mean.numpy(force=True), 0.2 * x.mean(axis=axes), atol=1e-12)
     unbiased = x.var(axis=axes) * count / (count - 1)
-    np.testing.assert_allclose(running_var.numpy(), 0.8 + 0.2 * unbiased, atol=1e-12)
+    np.testing.assert_allclose(running_var.numpy(force=True), 0.8 + 0.2 * unbiased, atol=1e-12)
 
 
 def test_batch_norm_eval_uses_running_stats(device: str, rng: Any) -> None:
@@ -46,7 +46,7 @@ def test_batch_norm_eval_uses_running_stats(device: str, rng: Any) -> None:
     mean, var = rng.standard_normal(3), rng.uniform(0.5, 2.0, 3)
     result = F.batch_norm(tensor(x, device), tensor(mean, device), tensor(var, device), eps=1e-5)
     expected = (x - mean[:, None]) / np.sqrt(var[:, None] + 1e-5)
-    np.testing.assert_allclose(result.numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(result.numpy(force=True), expected, atol=1e-12)
 
 
 def test_batch_norm_errors(device: str) -> None:
@@ -75,7 +75,7 @@ def test_layer_norm(device: str, normalized: tuple[int, ...], affine: bool, rng:
     expected = _standardize(x, axes, 1e-5) * (w if affine else 1) + (b if affine else 0)
     args = (tensor(w, device), tensor(b, device)) if affine else (None, None)
     result = F.layer_norm(tensor(x, device), normalized, *args)
-    np.testing.assert_allclose(result.numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(result.numpy(force=True), expected, atol=1e-12)
     if affine:
         check_gradients(lambda *t: F.layer_norm(t[0], normalized, t[1], t[2]), [x, w, b], device)
     else:
@@ -95,7 +95,7 @@ def test_group_norm(device: str, groups: int, rng: Any) -> None:
     normalized = _standardize(grouped, (2,), 1e-5).reshape(x.shape)
     expected = normalized * w.reshape(1, 4, 1, 1) + b.reshape(1, 4, 1, 1)
     result = F.group_norm(tensor(x, device), groups, tensor(w, device), tensor(b, device))
-    np.testing.assert_allclose(result.numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(result.numpy(force=True), expected, atol=1e-12)
     check_gradients(lambda *t: F.group_norm(t[0], groups, t[1], t[2]), [x, w, b], device)
 
 
@@ -108,7 +108,7 @@ def test_group_norm_error(device: str) -> None:
 def test_normalize(device: str, p: float, rng: Any) -> None:
     x = rng.standard_normal((3, 4))
     norms = np.linalg.norm(x, ord=p, axis=1, keepdims=True)
-    np.testing.assert_allclose(F.normalize(tensor(x, device), p, 1).numpy(), x / norms)
+    np.testing.assert_allclose(F.normalize(tensor(x, device), p, 1).numpy(force=True), x / norms)
     check_gradients(lambda t: F.normalize(t, p, 1), [x], device, atol=1e-5)
 
 
@@ -126,4 +126,6 @@ def test_norms_match_torch(device: str, rng: Any) -> None:
         (F.normalize(ex, dim=2), tf.normalize(tx, dim=2)),
     ]
     for ours, theirs in pairs:
-        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(
+            ours.numpy(force=True), theirs.numpy(force=True), rtol=1e-5, atol=1e-5
+        )

@@ -53,6 +53,7 @@ LAYERS: dict[str, tuple[Callable[[Any], Any], tuple[int, ...]]] = {
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel lengths")
 def test_layer_matches_torch(device: str, name: str, rng: Any) -> None:
     build, shape = LAYERS[name]
     ours, theirs = build(nn).to(device), build(torch.nn)
@@ -86,7 +87,7 @@ def test_max_pool_return_indices(device: str, rng: Any) -> None:
     out, index = nn.MaxPool2d(2, return_indices=True)(x)
     expected, expected_index = torch.nn.MaxPool2d(2, return_indices=True)(tx)
     assert_same_outputs(out, expected)
-    np.testing.assert_array_equal(index.numpy(), expected_index.numpy())
+    np.testing.assert_array_equal(index.numpy(force=True), expected_index.numpy(force=True))
 
 
 @pytest.mark.parametrize(
@@ -96,9 +97,9 @@ def test_conv_default_init_bounds(device: str, make: Any) -> None:
     layer = make(nn)
     fan_in = math.prod(layer.weight.shape[1:])
     bound = 1 / math.sqrt(fan_in)
-    for parameter in (layer.weight, layer.bias):
-        values = parameter.detach().numpy()
-        assert np.abs(values).max() <= bound and np.abs(values).max() > 0.7 * bound
+    weight, bias = layer.weight.numpy(force=True), layer.bias.numpy(force=True)
+    assert np.abs(weight).max() <= bound and np.abs(weight).max() > 0.9 * bound
+    assert np.abs(bias).max() <= bound
 
 
 def test_conv_constructor_errors() -> None:

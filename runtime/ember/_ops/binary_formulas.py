@@ -9,6 +9,7 @@ by the graph (autograd/_graph.py), not here. Formulas run through ember ops, so 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -40,9 +41,9 @@ def _operands(node: Any) -> tuple[Any, Any]:
     return a, b
 
 
-def _mask(node: Any) -> tuple[bool, bool]:
-    a_scalar, b_scalar = node.ctx
-    return a_scalar is None, b_scalar is None
+def _wanted(node: Any) -> tuple[bool, bool]:
+    """Whether each operand takes a gradient (a tensor in the graph, not a scalar)."""
+    return node.needs_input_grad(0), node.needs_input_grad(1)
 
 
 def _add(node: Any, g: Tensor) -> Sequence[Any]:
@@ -50,61 +51,64 @@ def _add(node: Any, g: Tensor) -> Sequence[Any]:
 
 
 def _sub(node: Any, g: Tensor) -> Sequence[Any]:
-    unary = _ops.unary
-    _, b_is_tensor = _mask(node)
-    return g, unary.neg(g) if b_is_tensor else None
+    return g, _ops.unary.neg(g) if node.needs_input_grad(1) else None
 
 
 def _mul(node: Any, g: Tensor) -> Sequence[Any]:
     ew = _ops.elementwise
     a, b = _operands(node)
-    return ew.mul(g, b), ew.mul(g, a)
+    want_a, want_b = _wanted(node)
+    return (ew.mul(g, b) if want_a else None), (ew.mul(g, a) if want_b else None)
 
 
 def _div(node: Any, g: Tensor) -> Sequence[Any]:
-    ew, unary = _ops.elementwise, _ops.unary
+    ew = _ops.elementwise
     a, b = _operands(node)
+    want_a, want_b = _wanted(node)
     grad_a = ew.div(g, b)
-    a_is_tensor, b_is_tensor = _mask(node)
-    grad_b = unary.neg(ew.div(ew.mul(grad_a, a), b)) if b_is_tensor else None
-    return (grad_a if a_is_tensor else None), grad_b
+    grad_b = _ops.unary.neg(ew.div(ew.mul(grad_a, a), b)) if want_b else None
+    return (grad_a if want_a else None), grad_b
 
 
 def _pow(node: Any, g: Tensor) -> Sequence[Any]:
     ew, unary = _ops.elementwise, _ops.unary
     a, b = _operands(node)
-    a_is_tensor, b_is_tensor = _mask(node)
+    want_a, want_b = _wanted(node)
     grad_a = grad_b = None
-    if a_is_tensor:
-        # d/da a**b = b * a**(b-1); b == 0 gives 0 even where a == 0 (PyTorch's rule).
-        grad_a = ew.mul(g, ew.mul(b, ew.pow(a, ew.sub(b, 1.0))))
-        if not isinstance(b, Tensor) and b == 0:
+    if want_a:
+        # d/da a**b = b * a**(b-1), taken as 0 where b == 0 (even at a == 0), as PyTorch does.
+        if isinstance(b, Tensor):
+            scaled = ew.mul(b, ew.pow(a, ew.sub(b, 1.0)))
+            grad_a = ew.mul(g, unary.where(ew.eq(b, 0), 0.0, scaled))
+        elif b == 0:
             grad_a = ew.mul(g, 0.0)
-    if b_is_tensor:
+        else:
+            grad_a = ew.mul(g, ew.mul(ew.pow(a, b - 1.0), b))
+    if want_b:
         # d/db a**b = a**b * log(a), taken as 0 where a == 0 and b >= 0.
-        log_a = unary.log(a) if isinstance(a, Tensor) else _log_scalar(a)
-        value = ew.mul(ew.pow(a, b), log_a)
         if isinstance(a, Tensor):
+            value = ew.mul(ew.pow(a, b), unary.log(a))
             value = unary.where(ew.logical_and(ew.eq(a, 0), ew.ge(b, 0)), 0.0, value)
+        else:
+            value = ew.mul(ew.pow(a, b), _log_scalar(a))
+            if a == 0:
+                value = unary.where(ew.ge(b, 0), 0.0, value)
         grad_b = ew.mul(g, value)
     return grad_a, grad_b
 
 
 def _log_scalar(value: float) -> float:
-    import math
-
-    return math.log(value) if value > 0 else (float("-inf") if value == 0 else float("nan"))
+    return math.log(value) if value > 0 else (-math.inf if value == 0 else math.nan)
 
 
 def _extremum(node: Any, g: Tensor, a_wins: Tensor, tie: Tensor) -> Sequence[Any]:
-    ew, unary = _ops.elementwise, _ops.unary
+    where = _ops.unary.where
     # Ties split the gradient evenly, as in PyTorch's maximum/minimum.
-    half = ew.mul(g, 0.5)
-    zero = ew.mul(g, 0.0)
-    grad_a = unary.where(tie, half, unary.where(a_wins, g, zero))
-    grad_b = unary.where(tie, half, unary.where(a_wins, zero, g))
-    a_is_tensor, b_is_tensor = _mask(node)
-    return (grad_a if a_is_tensor else None), (grad_b if b_is_tensor else None)
+    half = _ops.elementwise.mul(g, 0.5)
+    want_a, want_b = _wanted(node)
+    grad_a = where(tie, half, where(a_wins, g, 0.0)) if want_a else None
+    grad_b = where(tie, half, where(a_wins, 0.0, g)) if want_b else None
+    return grad_a, grad_b
 
 
 def _maximum(node: Any, g: Tensor) -> Sequence[Any]:
@@ -120,24 +124,25 @@ def _minimum(node: Any, g: Tensor) -> Sequence[Any]:
 
 
 def _remainder(node: Any, g: Tensor) -> Sequence[Any]:
-    ew, unary = _ops.elementwise, _ops.unary
+    ew = _ops.elementwise
     a, b = _operands(node)
-    _, b_is_tensor = _mask(node)
-    grad_b = ew.mul(unary.neg(g), unary.floor(ew.div(a, b))) if b_is_tensor else None
+    grad_b = None
+    if node.needs_input_grad(1):
+        grad_b = ew.mul(_ops.unary.neg(g), _ops.unary.floor(ew.div(a, b)))
     return g, grad_b
 
 
 def _fmod(node: Any, g: Tensor) -> Sequence[Any]:
-    ew, unary = _ops.elementwise, _ops.unary
+    ew = _ops.elementwise
     a, b = _operands(node)
-    _, b_is_tensor = _mask(node)
-    grad_b = ew.mul(unary.neg(g), unary.trunc(ew.div(a, b))) if b_is_tensor else None
+    grad_b = None
+    if node.needs_input_grad(1):
+        grad_b = ew.mul(_ops.unary.neg(g), _ops.unary.trunc(ew.div(a, b)))
     return g, grad_b
 
 
 def _zero(node: Any, g: Tensor) -> Sequence[Any]:
-    ew = _ops.elementwise
-    zero = ew.mul(g, 0.0)
+    zero = _ops.elementwise.mul(g, 0.0)
     return zero, zero
 
 

@@ -46,6 +46,8 @@ def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
     _check_operands("mm", a, b)
+    if a._autograd is None and b._autograd is None:
+        return _product(names.MM, a, b, (m, n), k, out, "mm")
     grad = _check_grad_out("mm", a, b, out)
     result = _product(names.MM, a, b, (m, n), k, out, "mm")
     return _record("MmBackward", formulas.mm_backward, a, b, result) if grad else result
@@ -65,6 +67,8 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
             f"but got: [{batch2}, {k2}]."
         )
     _check_operands("bmm", a, b)
+    if a._autograd is None and b._autograd is None:
+        return _product(names.BMM, a, b, (batch, m, n), k, out, "bmm")
     grad = _check_grad_out("bmm", a, b, out)
     result = _product(names.BMM, a, b, (batch, m, n), k, out, "bmm")
     return _record("BmmBackward", formulas.bmm_backward, a, b, result) if grad else result

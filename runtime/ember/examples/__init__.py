@@ -1,1 +1,1 @@
-"""Runnable examples behind `python -m ember demo`."""
+"""Runnable examples: `digits` (`python -m ember demo`) and `tensor_tour` (`python -m ember tour`)."""

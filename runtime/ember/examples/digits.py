@@ -63,16 +63,22 @@ class History:
     seconds_to_target: float | None = None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """Train, evaluate, checkpoint, reload and plot; 0 when the test accuracy is ≥ 97%."""
-    args = _parser().parse_args(argv)
-    dev = choose_device(args.device)
+    args = _parser(prog).parse_args(argv)
+    try:
+        dev = choose_device(args.device)
+    except RuntimeError as exc:  # an unknown or unavailable device: say why, no traceback
+        print(f"digits: {exc}", file=sys.stderr)
+        return 1
+    if args.threads is not None:
+        ember.set_num_threads(args.threads)
     ember.manual_seed(args.seed)
     x_train, y_train, x_test, y_test = (ember.from_numpy(a).to(dev) for a in load_split())
     print(
         f"digits: {len(x_train)} training and {len(x_test)} test images of 8x8, 10 classes;"
         f" training on {dev} for {args.epochs} epochs (batch {args.batch_size}, lr {args.lr},"
-        f" seed {args.seed})"
+        f" seed {args.seed}, {ember.get_num_threads()} thread(s))"
     )
     model = build_model().to(dev)
     optimizer = Adam(model.parameters(), lr=args.lr)
@@ -101,9 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ember.examples.digits",
+        prog=prog or "python -m ember.examples.digits",
         description="Train a small CNN on scikit-learn's 8x8 handwritten digits with Ember.",
     )
     parser.add_argument(
@@ -113,6 +119,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=_positive, default=BATCH_SIZE)
     parser.add_argument("--lr", type=float, default=LEARNING_RATE, help="Adam's learning rate")
     parser.add_argument("--seed", type=int, default=0, help="seeds initialisation and shuffling")
+    parser.add_argument(
+        "--threads", type=_positive, help="intra-op threads (default: ember's, all cores)"
+    )
     parser.add_argument(
         "--out", type=Path, default=Path("demo-output"), help="folder for checkpoint and plot"
     )

@@ -72,7 +72,7 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or batch, for OneCycleLR) and set the groups' learning rates."""
-        if self._step_count == 1 and not self.optimizer._opt_called:
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(
                 "Detected call of `lr_scheduler.step()` before `optimizer.step()`. You should "
                 "call them in the opposite order: `optimizer.step()` before "

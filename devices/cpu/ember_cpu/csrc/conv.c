@@ -48,6 +48,20 @@ typedef struct {
     char* image;
 } conv_job_t;
 
+/* The image (n, c) handled p-th. When the columns keep the batch inside each row (the
+ * runtime's (C*kh*kw, N*Ho*Wo) matrix), images go channel by channel so that consecutive
+ * images fill consecutive stretches of the same rows: long streams, not kh*kw*C short
+ * ones per image. */
+static inline void plane_of(const geom_t* g, int64_t p, int64_t* n, int64_t* c) {
+    if (g->s_n < g->s_c) {
+        *c = p / g->n;
+        *n = p % g->n;
+    } else {
+        *n = p / g->c;
+        *c = p % g->c;
+    }
+}
+
 /* ---- im2col ----------------------------------------------------------------------------- */
 
 #define DEFINE_IM2COL(SUF, T)                                                              \
@@ -81,9 +95,12 @@ typedef struct {
         const geom_t* g = &job->g;                                                         \
         int64_t begin, end;                                                                \
         split(g->n * g->c, t, nt, &begin, &end);                                           \
-        for (int64_t p = begin; p < end; p++)                                              \
-            im2col_plane_##SUF(g, (T*)job->cols, (const T*)job->image + p * g->h * g->w,   \
-                               p / g->c, p % g->c);                                        \
+        for (int64_t p = begin; p < end; p++) {                                            \
+            int64_t n, c;                                                                  \
+            plane_of(g, p, &n, &c);                                                        \
+            im2col_plane_##SUF(g, (T*)job->cols,                                           \
+                               (const T*)job->image + (n * g->c + c) * g->h * g->w, n, c); \
+        }                                                                                  \
     }
 
 DEFINE_IM2COL(1, uint8_t)
@@ -133,9 +150,12 @@ int em_im2col(int itemsize, intptr_t cols, intptr_t image, const int64_t* geomet
         const geom_t* g = &job->g;                                                         \
         int64_t begin, end;                                                                \
         split(g->n * g->c, t, nt, &begin, &end);                                           \
-        for (int64_t p = begin; p < end; p++)                                              \
-            col2im_plane_##SUF(g, (const T*)job->cols, (T*)job->image + p * g->h * g->w,   \
-                               p / g->c, p % g->c);                                        \
+        for (int64_t p = begin; p < end; p++) {                                            \
+            int64_t n, c;                                                                  \
+            plane_of(g, p, &n, &c);                                                        \
+            col2im_plane_##SUF(g, (const T*)job->cols,                                     \
+                               (T*)job->image + (n * g->c + c) * g->h * g->w, n, c);       \
+        }                                                                                  \
     }
 
 DEFINE_COL2IM(f32, float)

@@ -55,7 +55,9 @@ class Geometry:
 
     __slots__ = ("dilation", "groups", "padding", "spatial", "stride")
 
-    def __init__(self, stride: Pair, padding: Pair, dilation: Pair, groups: int, spatial: int):
+    def __init__(
+        self, stride: Pair, padding: Pair, dilation: Pair, groups: int, spatial: int
+    ) -> None:
         self.stride = stride
         self.padding = padding
         self.dilation = dilation

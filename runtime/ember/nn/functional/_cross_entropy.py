@@ -40,35 +40,64 @@ def _check_target_shape(input: Tensor, target: Tensor) -> None:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(target._shape)}")
 
 
-def _class_positions(input: Tensor, target: Tensor, ignore_index: int) -> tuple[Tensor, Tensor]:
-    """(positions, ignored): target with a class dim added and ignored entries set to 0."""
+def _class_positions(
+    input: Tensor, target: Tensor, ignore_index: int
+) -> tuple[Tensor, Tensor | None]:
+    """(positions, ignored): target with a class dim added and ignored entries set to 0;
+    `ignored` is None when no entry is ignored (the common case, which then costs no mask)."""
     if target._dtype.is_floating_point or target._dtype is _dtype.bool:
         raise DTypeError(
             f"nll_loss(): expected target of an integer dtype (class indices), got "
             f"{target._dtype.name}"
         )
     class_dim = 0 if input.ndim == 1 else 1
+    classes = input._shape[class_dim]
     index = shape_ops.unsqueeze(conversion.cast(target, _dtype.int64), class_dim)
+    if not index.numel():
+        return index, None
+    low, high = bounds(index)
+    if low >= 0 and high < classes and not low <= ignore_index <= high:
+        return index, None
     ignored = ew.eq(index, ignore_index)
     positions = unary.where(ignored, 0, index)
-    if positions.numel():
-        classes = input._shape[class_dim]
-        low, high = bounds(positions)
-        if low < 0 or high >= classes:
-            raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
+    low, high = bounds(positions)
+    if low < 0 or high >= classes:
+        raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
     return positions, ignored
 
 
 def _nll_backward(node: FormulaNode, grad: Tensor) -> tuple[Tensor | None, None, None]:
-    positions, picked_weights, total = node.saved
-    how, class_dim, input_shape = node.ctx
-    if how == "mean":
-        grad = ew.div(grad, total)
-    elif how == "none":
-        grad = shape_ops.unsqueeze(grad, class_dim)
-    values = ew.mul(unary.neg(picked_weights), grad)
+    saved = node.saved
+    positions = saved[0]
+    how, class_dim, input_shape, count = node.ctx
+    if len(saved) == 1:
+        # Every entry counts with weight 1: the gradient is -grad (/ count) at the targets.
+        if how == "none":
+            values = unary.neg(shape_ops.unsqueeze(grad, class_dim))
+        else:
+            scale = ew.div(grad, -count) if how == "mean" else unary.neg(grad)
+            values = shape_ops.expand(scale, positions._shape)
+    else:
+        picked_weights, total = saved[1:]
+        if how == "mean":
+            grad = ew.div(grad, total)
+        elif how == "none":
+            grad = shape_ops.unsqueeze(grad, class_dim)
+        values = ew.mul(unary.neg(picked_weights), grad)
     zeros = creation.zeros(input_shape, dtype=values._dtype, device=values._device)
     return indexing.scatter(zeros, class_dim, positions, values), None, None
+
+
+def _picked_weights(
+    positions: Tensor, ignored: Tensor | None, weight: Tensor | None, dtype: _dtype.dtype
+) -> Tensor | None:
+    """Each entry's weight (weight[target], 0 where ignored), or None when all are 1."""
+    kept = None if ignored is None else conversion.cast(unary.logical_not(ignored), dtype)
+    if weight is None:
+        return kept
+    flat = shape_ops.reshape(positions, (-1,))
+    chosen = shape_ops.reshape(indexing.index_select(weight.detach(), 0, flat), positions._shape)
+    return chosen if kept is None else ew.mul(chosen, kept)
 
 
 def nll_loss(
@@ -94,21 +123,27 @@ def nll_loss(
     positions, ignored = _class_positions(input, target, ignore_index)
     grad = needs_grad(input)
     x = input.detach() if grad else input
-    kept = conversion.cast(unary.logical_not(ignored), x._dtype)
-    if weight is None:
-        picked_weights = kept
+    picked = indexing.gather(x, class_dim, positions)
+    weights = _picked_weights(positions, ignored, weight, x._dtype)
+    count = float(positions.numel())
+    saved: tuple[Tensor, ...] = (positions,)
+    if weights is None:
+        if how == "none":
+            out = shape_ops.squeeze(unary.neg(picked), class_dim)
+        elif how == "sum":
+            out = unary.neg(reduce_ops.sum(picked))
+        else:
+            out = ew.div(reduce_ops.sum(picked), -count)
     else:
-        flat = shape_ops.reshape(positions, (-1,))
-        chosen = shape_ops.reshape(indexing.index_select(weight.detach(), 0, flat), kept._shape)
-        picked_weights = ew.mul(chosen, kept)
-    losses = unary.neg(ew.mul(indexing.gather(x, class_dim, positions), picked_weights))
-    total = reduce_ops.sum(picked_weights)
-    if how == "none":
-        out = shape_ops.squeeze(losses, class_dim)
-    elif how == "sum":
-        out = reduce_ops.sum(losses)
-    else:
-        out = ew.div(reduce_ops.sum(losses), total)
+        losses = unary.neg(ew.mul(picked, weights))
+        total = reduce_ops.sum(weights)
+        saved = (positions, weights, total)
+        if how == "none":
+            out = shape_ops.squeeze(losses, class_dim)
+        elif how == "sum":
+            out = reduce_ops.sum(losses)
+        else:
+            out = ew.div(reduce_ops.sum(losses), total)
     if not grad:
         return out
     return record(
@@ -116,8 +151,8 @@ def nll_loss(
         _nll_backward,
         (input, target, weight),
         out,
-        save=(positions, picked_weights, total),
-        ctx=(how, class_dim, input._shape),
+        save=saved,
+        ctx=(how, class_dim, input._shape, count),
     )
 
 

@@ -118,6 +118,10 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) 
     """Mean over windows that tile the input into output_size (None keeps that dim)."""
     name = "adaptive_avg_pool2d"
     _check_dtype(name, input, _FLOATS)
+    if len(input._shape) < 2:
+        raise RuntimeError(
+            f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input._shape)}"
+        )
     sizes = [output_size] * 2 if isinstance(output_size, int) else list(output_size)
     if len(sizes) != 2:
         raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
@@ -126,10 +130,6 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) 
         raise RuntimeError(
             "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 "
             f"but received {{{out_hw[0]}, {out_hw[1]}}}"
-        )
-    if len(input._shape) < 2:
-        raise RuntimeError(
-            f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input._shape)}"
         )
     for i in (len(input._shape) - 2, len(input._shape) - 1):
         if input._shape[i] == 0:
