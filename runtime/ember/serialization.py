@@ -7,6 +7,14 @@ Loading parses JSON and raw little-endian arrays only, so an untrusted file cann
 a truncated or corrupted file raises `RuntimeError` naming the file. Writes go to a
 temporary file in the target's directory, are flushed and fsynced, and replace the target
 in one `os.replace`, so a crash never leaves a half-written checkpoint in its place.
+
+The format (version 1): safetensors metadata {"format": "ember", "version": "1",
+"structure": JSON, "sha256": hex}. In the structure, null/true/false/numbers/strings are
+themselves; every other node is a one-key object: {"dict": [[key, value], ...]} (keys keep
+their type), {"list": [...]}, {"tuple": [...]}, {"float": "inf" | "-inf" | "nan"},
+{"ndarray": name}, or {"tensor": name, "device": "cpu", "requires_grad": true (optional)},
+where name is the tensor's key in the payload (its path in the object: "model.fc.weight").
+The digest is SHA-256 of the whole file with the digest's own 64 characters set to "0".
 """
 
 from __future__ import annotations

@@ -225,6 +225,17 @@ def test_load_state_dict_mismatch_errors(groups: list[list[float]], message: str
         opt.load_state_dict(other.state_dict())
 
 
+def test_load_state_dict_fills_options_the_dict_lacks() -> None:
+    a = leaf([1.0])
+    opt = optim.Adam([a], lr=0.1)
+    saved = opt.state_dict()
+    del saved["param_groups"][0]["maximize"]
+    opt.load_state_dict(saved)
+    assert opt.param_groups[0]["maximize"] is False
+    a.grad = ember.ones(1)
+    opt.step()
+
+
 def test_load_state_dict_casts_state_to_the_parameter_dtype() -> None:
     a = leaf([1.0, 2.0])
     opt = optim.SGD([a], lr=0.1, momentum=0.9)
@@ -243,8 +254,8 @@ def test_step_hooks_run_in_order_and_can_replace_arguments() -> None:
 
     def pre(optimizer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         calls.append("pre")
-        assert optimizer is opt
-        return args, kwargs
+        assert optimizer is opt and args == (opt,) and kwargs == {}
+        return args, {"closure": lambda: calls.append("closure")}
 
     handles = [
         register_optimizer_step_pre_hook(lambda o, a, k: calls.append("global pre")),
@@ -254,7 +265,7 @@ def test_step_hooks_run_in_order_and_can_replace_arguments() -> None:
     ]
     try:
         opt.step()
-        assert calls == ["global pre", "pre", "global post", "post"]
+        assert calls == ["global pre", "pre", "closure", "post", "global post"]
     finally:
         for handle in handles:
             handle.remove()

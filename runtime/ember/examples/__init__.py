@@ -1,1 +1,1 @@
-"""Runnable examples: `digits` (`python -m ember demo`) and `tensor_tour` (`python -m ember tour`)."""
+"""Runnable examples: `digits` (`python -m ember demo`), `tensor_tour` (`... tour`)."""

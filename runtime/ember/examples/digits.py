@@ -1,6 +1,6 @@
 """Train a small CNN on scikit-learn's handwritten digits: `python -m ember.examples.digits`.
 
-The 1,797 8×8 images ship inside scikit-learn (no download). A fixed, stratified 80/20
+The 1,797 8x8 images ship inside scikit-learn (no download). A fixed, stratified 80/20
 split holds out 360 images; the model trains on the rest with Adam, a cosine learning-rate
 schedule and label smoothing, reports loss and accuracy per epoch, writes a checkpoint
 with `ember.save`, reloads it into a fresh model with `ember.load` (test accuracy must not
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from tqdm import tqdm
+from tqdm import tqdm  # type: ignore[import-untyped]  # ships no type information
 
 import ember
 from ember import nn
@@ -102,7 +102,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         print(f"error: accuracy changed after reload: {accuracy} -> {reloaded}", file=sys.stderr)
         return 1
     if accuracy < TARGET_ACCURACY:
-        print(f"error: test accuracy {accuracy:.2%} is below {TARGET_ACCURACY:.0%}", file=sys.stderr)
+        print(
+            f"error: test accuracy {accuracy:.2%} is below {TARGET_ACCURACY:.0%}", file=sys.stderr
+        )
         return 1
     return 0
 
@@ -115,15 +117,22 @@ def _parser(prog: str | None) -> argparse.ArgumentParser:
     parser.add_argument(
         "--device", help="device to train on (default: EMBER_DEVICE, else the best available)"
     )
-    parser.add_argument("--epochs", type=_positive, default=EPOCHS)
-    parser.add_argument("--batch-size", type=_positive, default=BATCH_SIZE)
-    parser.add_argument("--lr", type=float, default=LEARNING_RATE, help="Adam's learning rate")
+    parser.add_argument("--epochs", type=_positive, default=EPOCHS, help=f"default {EPOCHS}")
+    parser.add_argument(
+        "--batch-size", type=_positive, default=BATCH_SIZE, help=f"default {BATCH_SIZE}"
+    )
+    parser.add_argument(
+        "--lr", type=float, default=LEARNING_RATE, help=f"Adam's learning rate ({LEARNING_RATE})"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seeds initialisation and shuffling")
     parser.add_argument(
         "--threads", type=_positive, help="intra-op threads (default: ember's, all cores)"
     )
     parser.add_argument(
-        "--out", type=Path, default=Path("demo-output"), help="folder for checkpoint and plot"
+        "--out",
+        type=Path,
+        default=Path("demo-output"),
+        help="folder for the checkpoint and the plot (./demo-output)",
     )
     return parser
 
@@ -148,8 +157,9 @@ def choose_device(requested: str | None = None) -> ember.device:
 
 def load_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """x_train, y_train, x_test, y_test: float32 images (N, 1, 8, 8) in [0, 1], int64 labels."""
-    from sklearn.datasets import load_digits  # heavy import, only when data is wanted
-    from sklearn.model_selection import train_test_split
+    # Imported here: scikit-learn takes a second to import and only the data needs it.
+    from sklearn.datasets import load_digits  # type: ignore[import-untyped]  # untyped
+    from sklearn.model_selection import train_test_split  # type: ignore[import-untyped]
 
     digits = load_digits()
     images = (digits.images / 16.0).astype(np.float32)[:, None]
@@ -161,7 +171,7 @@ def load_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 def build_model() -> nn.Sequential:
-    """Two 3×3 conv + ReLU + 2×2 max-pool stages (1→16→32 channels), then Linear(128, 10)."""
+    """Two stages of 3x3 conv, ReLU, 2x2 max-pool (1 -> 16 -> 32 channels), then a Linear."""
     return nn.Sequential(
         nn.Conv2d(1, 16, kernel_size=3, padding=1),
         nn.ReLU(),
@@ -239,7 +249,7 @@ def evaluate(
     labels: ember.Tensor,
     loss_function: nn.Module | None = None,
 ) -> tuple[float, float]:
-    """Mean loss (nan without a loss function) and accuracy of `model` on one batch, in eval mode."""
+    """Mean loss (nan without `loss_function`) and accuracy on one batch, in eval mode."""
     model.eval()
     with ember.no_grad():
         logits = model(images)

@@ -57,12 +57,17 @@ def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHand
 
 
 def _hooked_step(step: Callable[..., Any]) -> Callable[..., Any]:
-    """`step` with grad mode off, step hooks run and the stepped flag set."""
+    """`step` with grad mode off, step hooks run and the stepped flag set.
+
+    As in PyTorch, hooks see `args` with the optimizer first, pre-hooks may replace
+    (args, kwargs), and post-hooks run per optimizer first, then global ones.
+    """
 
     @functools.wraps(step)
-    def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        self: Optimizer = args[0]
         if self._in_step:  # a subclass's step calling super().step(): hooks run once
-            return step(self, *args, **kwargs)
+            return step(*args, **kwargs)
         if _global_step_pre_hooks or self._step_pre_hooks:
             args, kwargs = self._run_step_pre_hooks(args, kwargs)
         grad_mode = _mode.STATE
@@ -70,13 +75,13 @@ def _hooked_step(step: Callable[..., Any]) -> Callable[..., Any]:
         grad_mode.enabled = False
         self._in_step = True
         try:
-            result = step(self, *args, **kwargs)
+            result = step(*args, **kwargs)
         finally:
             grad_mode.enabled = enabled
             self._in_step = False
         self._opt_called = True
         if _global_step_post_hooks or self._step_post_hooks:
-            for hook, _ in chain(_global_step_post_hooks.items(), self._step_post_hooks.items()):
+            for hook, _ in chain(self._step_post_hooks.items(), _global_step_post_hooks.items()):
                 hook(self, args, kwargs)
         return result
 
@@ -347,6 +352,8 @@ class Optimizer:
             saved["params"] = group["params"]
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
+            for key, default in self.defaults.items():  # dicts from before an option existed
+                saved.setdefault(key, default)
         self.state = state
         self.param_groups = saved_groups
         self._step_values.clear()
