@@ -8,13 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from types import ModuleType
+from typing import Any, Final, Literal
 
 import numpy as np
 
-__all__ = ["CASES", "Case", "Target", "Unit"]
+__all__ = ["CASES", "Case", "Setup", "Target", "Unit"]
 
-Unit = Literal["us/op", "GB/s", "GFLOP/s"]
+Unit = Literal["us/op", "GB/s", "GFLOP/s", "steps/s", "s"]
+
+# Extra names for one library's statement namespace (a model, a closure), built once from
+# the library's module and the wrapped inputs.
+Setup = Callable[[ModuleType, dict[str, Any]], dict[str, Any]]
 
 _N: Final = 16 * 1024 * 1024
 _SIDE: Final = 4096
@@ -42,8 +47,12 @@ class Case:
     """One benchmark: inputs, a statement per library, work per call and an optional goal.
 
     `statements` maps a library name to an expression over the inputs (and `ember`,
-    `torch`, `np`); its value is the result checked against NumPy's. `work` is bytes
-    read + written (GB/s) or flops (GFLOP/s) per call; unused for us/op.
+    `torch`, `np`); its value is the result checked against the reference's: NumPy's, or
+    PyTorch's for a case without a NumPy statement. `work` is bytes read + written (GB/s),
+    flops (GFLOP/s) or steps (steps/s) per call; unused for us/op and s. `setup`, when
+    given, adds names to each library's namespace; `check`, when given, is evaluated once
+    instead of the statement to produce the checked result (for statements that return
+    nothing, or whose result alone would not show that the library computed the right thing).
     """
 
     name: str
@@ -55,6 +64,8 @@ class Case:
     target: Target | None = None
     rtol: float = 1e-5
     atol: float = 1e-6
+    setup: Setup | None = None
+    check: str | None = None
 
 
 def _same(expression: str) -> dict[str, str]:

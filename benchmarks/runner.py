@@ -19,8 +19,10 @@ __all__ = ["CaseResult", "Outcome", "Section", "run_section"]
 _SEED: Final = 20240601
 _REFERENCES: Final = ("torch", "numpy")
 _ROUNDS: Final = 5
-# NumPy runs first: its result is the reference the others are checked against.
+# NumPy runs first: its result is the reference the others are checked against; a case
+# without a NumPy statement (training) is checked against PyTorch.
 _RUN_ORDER: Final = ("numpy", "torch", "ember")
+_REFERENCE_ORDER: Final = ("numpy", "torch")
 
 
 @dataclass(frozen=True)
@@ -45,8 +47,13 @@ class CaseResult:
         if outcome is None or outcome.timing is None:
             return None
         ns = outcome.timing.min_ns if best else outcome.timing.median_ns
-        if self.case.unit == "us/op":
+        unit = self.case.unit
+        if unit == "us/op":
             return ns / 1000
+        if unit == "s":
+            return ns / 1e9
+        if unit == "steps/s":
+            return self.case.work * 1e9 / ns
         return self.case.work / ns
 
     def ratio(self, reference: str, *, best: bool = False) -> float | None:
@@ -116,6 +123,8 @@ def run_section(
 def _run_case(case: Case, libraries: list[Library], budget: Budget) -> CaseResult:
     """Prepare and check every library, then sample them in alternating rounds."""
     inputs = case.make_inputs(np.random.default_rng(_SEED))
+    libraries = [library for library in libraries if library.name in case.statements]
+    reference = next(name for name in _REFERENCE_ORDER if name in case.statements)
     errors: dict[str, str] = {}
     samplers: dict[str, Sampler] = {}
     expected: np.ndarray | None = None
@@ -125,7 +134,7 @@ def _run_case(case: Case, libraries: list[Library], budget: Budget) -> CaseResul
         except Exception as error:  # any failure is this row's, never the run's
             errors[library.name] = describe_error(error)
             continue
-        if library.name == "numpy":
+        if library.name == reference:
             expected = result
     for _ in range(_ROUNDS):
         for name, sampler in list(samplers.items()):
@@ -150,13 +159,15 @@ def _prepare(
     expected: np.ndarray | None,
     budget: Budget,
 ) -> tuple[Sampler, np.ndarray]:
-    """Wrap the inputs, run once (warm-up), check against NumPy's result, calibrate."""
+    """Wrap the inputs, run once (warm-up), check against the reference's result, calibrate."""
     if library.module is None:
         raise ImportError(f"import failed: {library.error}")
     statement = case.statements[library.name]
     namespace: dict[str, Any] = {key: library.wrap(array) for key, array in inputs.items()}
     namespace[library.alias] = library.module
-    value = eval(compile(statement, case.name, "eval"), namespace)
+    if case.setup is not None:
+        namespace.update(case.setup(library.module, namespace))
+    value = eval(compile(case.check or statement, case.name, "eval"), namespace)
     result = np.array(library.to_numpy(value), copy=True)
     if expected is not None:
         _check(result, expected, case)
@@ -164,14 +175,15 @@ def _prepare(
 
 
 def _check(actual: np.ndarray, expected: np.ndarray, case: Case) -> None:
-    """Raise if a library's result differs from NumPy's: a wrong kernel is not a fast one."""
+    """Raise if a result differs from the reference's: a wrong kernel is not a fast one."""
+    name = "NumPy" if "numpy" in case.statements else "PyTorch"
     if actual.shape != expected.shape:
-        raise ValueError(f"wrong result: shape {actual.shape}, NumPy gives {expected.shape}")
+        raise ValueError(f"wrong result: shape {actual.shape}, {name} gives {expected.shape}")
     if actual.dtype != expected.dtype:
-        raise ValueError(f"wrong result: dtype {actual.dtype}, NumPy gives {expected.dtype}")
+        raise ValueError(f"wrong result: dtype {actual.dtype}, {name} gives {expected.dtype}")
     if not np.allclose(actual, expected, rtol=case.rtol, atol=case.atol):
         error = np.max(np.abs(actual.astype(np.float64) - expected.astype(np.float64)))
-        raise ValueError(f"wrong result: max abs error {error:.3g} against NumPy")
+        raise ValueError(f"wrong result: max abs error {error:.3g} against {name}")
 
 
 def _progress(threads: int, result: CaseResult) -> None:
