@@ -1,4 +1,8 @@
-"""`python -m benchmarks`: Ember, PyTorch and NumPy side by side; JSON under benchmarks/results/."""
+"""`python -m benchmarks`: Ember, PyTorch and NumPy side by side; JSON under benchmarks/results/.
+
+Two suites run by default: `core` (ops) and `training` (autograd, training steps, the digits
+demo), one table per thread count.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks.bench_core import CASES, Case
+from benchmarks.bench_training import TRAINING_CASES
 from benchmarks.environment import collect_environment, environment_notes, load_average
 from benchmarks.harness import Budget
 from benchmarks.libraries import LIBRARY_NAMES, load_libraries
@@ -21,13 +26,15 @@ from benchmarks.runner import Section, run_section
 
 RESULTS_DIRECTORY: Final = Path(__file__).resolve().parent / "results"
 _SCHEMA_VERSION: Final = 1
+SUITES: Final[dict[str, tuple[Case, ...]]] = {"core": CASES, "training": TRAINING_CASES}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the suite, print the table, save the results; 0 unless `--strict` finds a miss."""
     arguments = _parser().parse_args(argv)
     faulthandler.enable()  # a crashing kernel takes the process down; say where it was
-    cases = _select(arguments.only)
+    suites = _suites(arguments.suite)
+    cases = _select(arguments.only, suites)
     budget = Budget(target_s=arguments.budget)
     if arguments.quick:
         budget = replace(budget, target_s=0.05, min_samples=3, hard_cap_s=1.0)
@@ -50,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     document: dict[str, Any] = {
         "schema": _SCHEMA_VERSION,
-        "suite": "core",
+        "suite": "+".join(suites),
         "date": started.isoformat(timespec="seconds"),
         "duration_s": round(time.perf_counter() - clock, 1),
         "budget": {"target_s": budget.target_s, "quick": arguments.quick},
@@ -60,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sections": [section_as_json(section) for section in sections],
     }
     if not arguments.no_save:
-        stem = "core-" + started.astimezone().strftime("%Y%m%d-%H%M%S")
+        stem = "-".join(suites) + "-" + started.astimezone().strftime("%Y%m%d-%H%M%S")
         path = write_results(document, arguments.output_dir, stem)
         print(f"results: {_display(path)} (and latest.json beside it)")
     if arguments.strict and _headline_failures(sections):
@@ -75,6 +82,11 @@ def _parser() -> argparse.ArgumentParser:
         type=_thread_counts,
         default=(1, 2),
         help="comma-separated thread counts, one section each (default: 1,2; 1 is the headline)",
+    )
+    parser.add_argument(
+        "--suite",
+        default=",".join(SUITES),
+        help=f"comma-separated suites (default: {','.join(SUITES)})",
     )
     parser.add_argument("--only", default="", help="comma-separated case names (default: all)")
     parser.add_argument(
@@ -103,13 +115,22 @@ def _thread_counts(text: str) -> tuple[int, ...]:
     return counts
 
 
-def _select(only: str) -> tuple[Case, ...]:
+def _suites(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in SUITES]
+    if unknown or not names:
+        raise SystemExit(f"unknown suite(s) {', '.join(unknown)}; known: {', '.join(SUITES)}")
+    return names
+
+
+def _select(only: str, suites: tuple[str, ...]) -> tuple[Case, ...]:
+    available = tuple(case for suite in suites for case in SUITES[suite])
     names = {name.strip() for name in only.split(",") if name.strip()}
-    unknown = names - {case.name for case in CASES}
+    unknown = names - {case.name for case in available}
     if unknown:
-        known = ", ".join(case.name for case in CASES)
+        known = ", ".join(case.name for case in available)
         raise SystemExit(f"unknown case(s) {', '.join(sorted(unknown))}; known: {known}")
-    return tuple(case for case in CASES if not names or case.name in names)
+    return tuple(case for case in available if not names or case.name in names)
 
 
 def _summary(sections: Sequence[Section]) -> str:

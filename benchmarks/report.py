@@ -31,7 +31,8 @@ LEGEND: Final = "\n".join(
         "vs torch / vs numpy = Ember's speed over the reference's at the same thread count",
         "  (>1: Ember faster); on us/op rows that is their time over Ember's, so 0.50x = twice",
         "  PyTorch's time. best = the faster of PyTorch and NumPy. Figures are medians; GB/s",
-        "  counts bytes read + written, GFLOP/s 2*n^3 per matmul.",
+        "  counts bytes read + written, GFLOP/s 2*n^3 per matmul; steps/s are training steps",
+        "  (forward, loss, backward, optimizer); s rows are whole runs (median over seeds).",
         "on mins = the target's ratio from each library's fastest sample. A verdict marked *",
         "  would differ on minima: load from other processes inflates medians, so trust a",
         "  verdict only when both agree.",
@@ -132,6 +133,7 @@ def _result_as_json(result: CaseResult) -> dict[str, Any]:
         "label": case.label,
         "unit": case.unit,
         "work_per_call": case.work or None,
+        "check": case.check,
         "libraries": libraries,
         "ratios": {ref: result.ratio(ref) for ref in ("torch", "numpy", "best")},
         "target": (

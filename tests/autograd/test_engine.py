@@ -230,3 +230,14 @@ def test_graph_is_not_recorded_during_plain_backward() -> None:
     x = leaf([1.0])
     (x * x).sum().backward()
     assert not x.grad.requires_grad and x.grad.grad_fn is None
+
+
+def test_a_dropped_leaf_is_freed_and_skipped() -> None:
+    """The graph refers to a leaf weakly: dropping it frees it and its gradient."""
+    x = leaf([1.0])
+    probe = weakref.ref(x)
+    y = (x * 2.0).sum()
+    del x
+    gc.collect()
+    assert probe() is None
+    y.backward()  # nothing left to accumulate into

@@ -116,7 +116,7 @@ def _operands(name: str, rng: np.random.Generator, a_shape: tuple, b_shape: tupl
     """Candidate inputs: b != 0 for the divisions, a > 0 for pow."""
     a = rng.uniform(-2, 2, a_shape)
     b = rng.uniform(-2, 2, b_shape)
-    if name in ("div", "remainder", "fmod", "floor_divide"):
+    if name in ("div", "remainder", "fmod", "floor_divide", "div_trunc", "div_floor"):
         b = signed(rng, b_shape, 0.5, 2.0)
     if name == "pow":
         a = rng.uniform(0.5, 2.0, a_shape)
@@ -128,7 +128,7 @@ def _fits(name: str, a: np.ndarray, b: np.ndarray) -> bool:
     for maximum/minimum, a/b away from the integers where remainder and fmod jump."""
     if name in ("maximum", "minimum"):
         return bool(np.all(np.abs(a - b) > 0.05))
-    if name in ("remainder", "fmod", "floor_divide"):
+    if name in ("remainder", "fmod", "floor_divide", "div_trunc", "div_floor"):
         ratio = a / b
         return bool(np.all(np.abs(ratio - np.round(ratio)) > 0.05))
     return True
@@ -138,6 +138,8 @@ BINARY = {
     "add": ember.add, "sub": ember.sub, "mul": ember.mul, "div": ember.div, "pow": ember.pow,
     "maximum": ember.maximum, "minimum": ember.minimum, "remainder": ember.remainder,
     "fmod": ember.fmod, "floor_divide": ember.floor_divide,
+    "div_trunc": lambda a, b: ember.div(a, b, rounding_mode="trunc"),
+    "div_floor": lambda a, b: ember.div(a, b, rounding_mode="floor"),
 }  # fmt: skip
 PAIRS = [((4,), (4,)), ((), ()), ((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((3,), ())]
 
@@ -176,7 +178,8 @@ def test_binary_gradient_noncontiguous(op: str, device: str, rng) -> None:
 
 SCALARS = {
     "add": 1.5, "sub": -0.5, "mul": 3, "div": 0.25, "pow": 3, "maximum": 0.1,
-    "minimum": -0.1, "remainder": 0.7, "fmod": 0.7, "floor_divide": 0.7,
+    "minimum": -0.1, "remainder": 0.7, "fmod": 0.7, "floor_divide": 0.7, "div_trunc": 0.7,
+    "div_floor": 0.7,
 }  # fmt: skip
 
 
@@ -186,7 +189,7 @@ def test_binary_gradient_scalar_right(op: str, device: str, rng) -> None:
     a, _ = _pair(op, rng, (5,), ())
     if op in ("maximum", "minimum"):
         a = away_from(a, scalar)
-    if op in ("remainder", "fmod", "floor_divide"):
+    if op in ("remainder", "fmod", "floor_divide", "div_trunc", "div_floor"):
         a = (rng.integers(-2, 3, (5,)) + rng.uniform(0.2, 0.8, (5,))) * scalar
     if op in ("maximum", "minimum"):
         fn = lambda x: BINARY[op](x, ember.tensor(scalar, dtype=F64, device=device))  # noqa: E731
@@ -278,7 +281,9 @@ def test_clamp_tensor_bounds(bounds: str, device: str, rng) -> None:
     values = rng.uniform(-1, 1, (3, 4))
     low = rng.uniform(-1, 0, (4,))
     high = rng.uniform(0, 1, (3, 1))
-    values = away_from(away_from(values, np.broadcast_to(low, (3, 4))), np.broadcast_to(high, (3, 4)))
+    values = away_from(
+        away_from(values, np.broadcast_to(low, (3, 4))), np.broadcast_to(high, (3, 4))
+    )
     inputs = [leaf(values, device)]
     use_low, use_high = bounds in ("both", "min"), bounds in ("both", "max")
     if use_low:

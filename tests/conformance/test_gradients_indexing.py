@@ -277,3 +277,79 @@ def test_fill_on_leaf_raises(method: str, device: str) -> None:
     x = leaf(np.zeros(3), device)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         getattr(x, method)(*((1.0,) if method == "fill_" else ()))
+
+
+# -- in-place writes through views ------------------------------------------------------------
+
+#: name -> function of (x, y) writing in place through a view of a graph tensor
+VIEW_WRITES: dict[str, Callable[[ember.Tensor, ember.Tensor], ember.Tensor]] = {
+    "row_mul_": lambda b, y: b[0].mul_(y[0]),
+    "column_iadd": lambda b, y: b.__setitem__((slice(None), 1), b[:, 1].__iadd__(y[:, 0])),
+    "strided_exp_": lambda b, y: b[:, ::2].exp_(),
+    "view_of_view": lambda b, y: b[1:][:, 1:].mul_(y[1:, :2]),
+    "transposed_add_": lambda b, y: b.t()[1].add_(y[:, 1]),
+    "reshaped_clamp_": lambda b, y: b.reshape(6)[1:4].clamp_(-0.5, 0.5),
+    "view_setitem": lambda b, y: b[1].__setitem__(slice(0, 2), y[0, :2]),
+    "view_fill_": lambda b, y: b[:, 2].fill_(0.25),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VIEW_WRITES))
+def test_in_place_through_a_view_updates_the_base(case: str, device: str, rng) -> None:
+    """The base sees the write (PyTorch's CopySlices): its gradient flows to the written
+    region from the view's new history and elsewhere from its own."""
+
+    def fn(x: ember.Tensor, y: ember.Tensor) -> ember.Tensor:
+        base = x * 1.5
+        VIEW_WRITES[case](base, y)
+        return base * x
+
+    x = leaf(rng.uniform(-1, 1, (2, 3)), device)
+    y = leaf(rng.uniform(-1, 1, (2, 3)), device)
+    assert gradcheck(fn, (x, y))
+
+
+def test_view_taken_before_its_base_changed(device: str, rng) -> None:
+    """A view whose base was then modified in place reads the new values: its gradient
+    goes through the modification too."""
+
+    def fn(x: ember.Tensor) -> ember.Tensor:
+        base = x * 2.0
+        row = base[1]
+        base.mul_(x)
+        return row * 3.0
+
+    assert gradcheck(fn, (leaf(rng.uniform(-1, 1, (2, 3)), device),))
+
+
+def test_in_place_through_a_view_second_derivative(device: str, rng) -> None:
+    def fn(x: ember.Tensor) -> ember.Tensor:
+        base = x * x
+        base[0].mul_(x[1])
+        return base
+
+    assert gradgradcheck(fn, (leaf(rng.uniform(-1, 1, (2, 3)), device),))
+
+
+def test_in_place_on_a_view_of_a_leaf_raises(device: str) -> None:
+    x = leaf(np.zeros((2, 3)), device)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        x[0].add_(1.0)
+
+
+def test_in_place_through_a_view_matches_torch(device: str) -> None:
+    torch = pytest.importorskip("torch")
+    data = np.arange(1.0, 7.0).reshape(2, 3)
+
+    def run(lib: Any, x: Any) -> Any:
+        base = x * 2.0
+        base[0].mul_(3.0)
+        column = base[:, 1]
+        base.add_(1.0)
+        return (base * column[:, None]).sum()
+
+    t = torch.tensor(data, requires_grad=True)
+    run(torch, t).backward()
+    e = leaf(data, device)
+    run(ember, e).backward()
+    np.testing.assert_allclose(e.grad.numpy(force=True), t.grad.numpy(), rtol=1e-12)

@@ -10,6 +10,7 @@ from ember_cpu import (
     kernels_index,
     kernels_linalg,
     kernels_reduce,
+    kernels_softmax,
 )
 from ember_cpu.backend import CpuBackend
 
@@ -26,3 +27,4 @@ def ember_kernels(registry: KernelRegistry) -> None:
     kernels_linalg.register(registry)
     kernels_index.register(registry)
     kernels_conv.register(registry)
+    kernels_softmax.register(registry)

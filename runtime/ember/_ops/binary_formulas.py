@@ -19,26 +19,58 @@ from ember._tensor import Tensor
 __all__ = ["FORMULAS"]
 
 
+Saver = Callable[[Any, Any], "Pair"]
+
+
 class Formula:
-    """A derivative formula and whether it needs the operands saved."""
+    """A derivative formula and which operands it needs saved (`save(a, b)` gives the pair
+    to keep, None where nothing is needed; `save` is None when the formula reads none)."""
 
-    __slots__ = ("fn", "saves_inputs")
+    __slots__ = ("fn", "save")
 
-    def __init__(self, fn: Callable[[Any, Tensor], Sequence[Any]], saves_inputs: bool) -> None:
+    def __init__(self, fn: Callable[[Any, Tensor], Sequence[Any]], save: Saver | None) -> None:
         self.fn = fn
-        self.saves_inputs = saves_inputs
+        self.save = save
 
     def __call__(self, node: Any, grad: Tensor) -> Sequence[Any]:
         return self.fn(node, grad)
 
 
+Pair = tuple[Tensor | None, Tensor | None] | tuple[()]
+
+
+def _requires_grad(x: Any) -> bool:
+    meta = x._autograd
+    return meta is not None and bool(meta.requires_grad)
+
+
+def _save_both(a: Any, b: Any) -> Pair:
+    return (a if isinstance(a, Tensor) else None), (b if isinstance(b, Tensor) else None)
+
+
+def _save_crossed(a: Any, b: Any) -> Pair:
+    """mul: each operand's gradient reads only the other operand."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return ()  # a scalar operand: the tensor's gradient reads only the scalar
+    meta_a, meta_b = a._autograd, b._autograd
+    keep_a = meta_b is not None and meta_b.requires_grad
+    keep_b = meta_a is not None and meta_a.requires_grad
+    return ((a if keep_a else None), (b if keep_b else None)) if keep_a or keep_b else ()
+
+
+def _save_divisor(a: Any, b: Any) -> Pair:
+    """div: both gradients read b; only b's reads a."""
+    if not isinstance(b, Tensor):
+        return ()
+    return (a if isinstance(a, Tensor) and _requires_grad(b) else None), b
+
+
 def _operands(node: Any) -> tuple[Any, Any]:
-    """The op's operands: saved tensors and Python scalars, in their original order."""
-    saved = iter(node.saved)
+    """The op's operands: saved tensors (None where not needed) and Python scalars."""
+    saved = node.saved
+    saved_a, saved_b = saved if saved else (None, None)
     a_scalar, b_scalar = node.ctx
-    a = next(saved) if a_scalar is None else a_scalar
-    b = next(saved) if b_scalar is None else b_scalar
-    return a, b
+    return (saved_a if a_scalar is None else a_scalar), (saved_b if b_scalar is None else b_scalar)
 
 
 def _wanted(node: Any) -> tuple[bool, bool]:
@@ -147,15 +179,15 @@ def _zero(node: Any, g: Tensor) -> Sequence[Any]:
 
 
 FORMULAS: dict[str, Formula] = {
-    "add": Formula(_add, False),
-    "sub": Formula(_sub, False),
-    "mul": Formula(_mul, True),
-    "div": Formula(_div, True),
-    "pow": Formula(_pow, True),
-    "maximum": Formula(_maximum, True),
-    "minimum": Formula(_minimum, True),
-    "remainder": Formula(_remainder, True),
-    "fmod": Formula(_fmod, True),
-    "floor_divide": Formula(_zero, False),
-    "trunc_divide": Formula(_zero, False),
+    "add": Formula(_add, None),
+    "sub": Formula(_sub, None),
+    "mul": Formula(_mul, _save_crossed),
+    "div": Formula(_div, _save_divisor),
+    "pow": Formula(_pow, _save_both),
+    "maximum": Formula(_maximum, _save_both),
+    "minimum": Formula(_minimum, _save_both),
+    "remainder": Formula(_remainder, _save_both),
+    "fmod": Formula(_fmod, _save_both),
+    "floor_divide": Formula(_zero, None),
+    "trunc_divide": Formula(_zero, None),
 }

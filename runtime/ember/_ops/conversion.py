@@ -12,7 +12,7 @@ from ember._dispatch import kernel_for
 from ember._ops import names
 from ember._ops._meta import broadcast_shapes, broadcast_strides, describe
 from ember._tensor import Tensor, empty_tensor, make_view
-from ember.autograd._graph import needs_grad, record
+from ember.autograd._graph import check_inplace, needs_grad, record
 
 __all__ = ["clone", "copy_", "fill_", "to"]
 
@@ -28,7 +28,7 @@ def copy_(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
         and needs_grad(dst, src)
     )
     if grad:
-        _check_not_leaf(dst)
+        check_inplace(dst)
     if src._shape != dst._shape:
         if broadcast_shapes("copy_", src._shape, dst._shape) != dst._shape:
             raise RuntimeError(
@@ -47,15 +47,6 @@ def copy_(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
         # `dst` continues the graph from the copy, which replaced all of its values.
         record("CopyBackwards", _copy_backward, (dst, original), dst, ctx=original._device)
     return dst
-
-
-def _check_not_leaf(t: Tensor) -> None:
-    """PyTorch's error for writing in place into a leaf that requires grad."""
-    meta = t._autograd
-    if meta is not None and meta.requires_grad and meta.grad_fn is None:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
 
 
 def _copy_backward(node: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -102,7 +93,7 @@ def fill_(t: Tensor, value: Any) -> Tensor:
         value = value.item()
     grad = t._autograd is not None and needs_grad(t)
     if grad:
-        _check_not_leaf(t)
+        check_inplace(t)
     kernel_for(names.FILL, t._device, t._dtype)(t, python_scalar(value, t._dtype))
     t._storage.version += 1
     if grad:

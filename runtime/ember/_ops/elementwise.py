@@ -16,7 +16,14 @@ from ember._ops import binary_formulas, names
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops.conversion import cast, python_scalar
 from ember._tensor import Tensor, empty_tensor, make_view
-from ember.autograd._graph import needs_grad, record
+from ember.autograd._graph import (
+    before_write,
+    check_inplace,
+    needs_grad,
+    record,
+    record_elementwise,
+    write_back,
+)
 from ember.autograd._mode import STATE as _GRAD_MODE
 from ember.autograd._saved import alias
 
@@ -104,14 +111,9 @@ def _record_fast(op: Op, a: Any, b: Any, result: Tensor) -> None:
     formula, name = _FORMULAS[op]
     if formula is None:
         return
-    if not formula.saves_inputs:
-        save: tuple[Tensor, ...] = ()
-    elif type(a) is Tensor:
-        save = (a, b) if type(b) is Tensor else (a,)
-    else:
-        save = (b,)
+    save = () if formula.save is None else formula.save(a, b)
     ctx = (None if type(a) is Tensor else a, None if type(b) is Tensor else b)
-    record(name, formula, (a, b), result, save, ctx=ctx)
+    record_elementwise(name, formula, (a, b), result, save, False, ctx)
 
 
 def _new_result(like: Tensor, flags: int, dt: _dtype.dtype) -> Tensor:
@@ -149,7 +151,7 @@ def _binary_general(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
     if grad:
         formula, name = _FORMULAS[op]
         if formula is not None:
-            save = [x for x in (a, b) if isinstance(x, Tensor)] if formula.saves_inputs else []
+            save = () if formula.save is None else formula.save(a, b)
             scalars = tuple(None if isinstance(x, Tensor) else x for x in (a, b))
             record(name, formula, (a, b), result, save, ctx=scalars)
     return result
@@ -256,7 +258,7 @@ def _inplace_recorded(op: Op, t: Tensor, other: Any) -> Tensor:
     check_inplace(t)
     formula, _ = _FORMULAS[op]
     first: Any = t
-    if formula is not None and formula.saves_inputs:
+    if formula is not None and formula.save is not None:
         first = before_write(t)
     result = _binary_general(op, first, other if other is not t else first, None)
     if result._dtype is not t._dtype:
@@ -268,34 +270,9 @@ def _inplace_recorded(op: Op, t: Tensor, other: Any) -> Tensor:
     return t
 
 
-def before_write(t: Tensor) -> Tensor:
-    """A copy of `t`'s values taking t's place in the graph (for formulas that read them)."""
-    from ember._ops._index_tensors import contiguous_copy
-
-    copy = contiguous_copy(t)
-    copy._autograd = t._autograd
-    return copy
-
-
-def write_back(t: Tensor, result: Tensor) -> None:
-    """Copy an out-of-place result into `t`, which continues the graph from its node."""
-    kernel_for(names.COPY, t._device, t._dtype)(t, result)
-    t._storage.version += 1
-    t._autograd = result._autograd
-
-
 def detached(x: Any) -> Any:
     """`x` without autograd metadata (tensors), for values that another node records."""
     return alias(x) if isinstance(x, Tensor) and x._autograd is not None else x
-
-
-def check_inplace(t: Tensor) -> None:
-    """PyTorch's error for writing in place into a leaf that requires grad."""
-    meta = t._autograd
-    if meta is not None and meta.requires_grad and meta.grad_fn is None:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
 
 
 _ADD, _SUB, _MUL, _DIV = (names.BINARY[n] for n in ("add", "sub", "mul", "div"))

@@ -22,7 +22,7 @@ from ember._ops.elementwise import (
     write_back,
 )
 from ember._tensor import Tensor, empty_tensor, make_view
-from ember.autograd._graph import needs_grad, record
+from ember.autograd._graph import needs_grad, record, record_elementwise
 
 __all__ = [
     "abs", "bitwise_not", "ceil", "clamp", "clamp_", "clip", "cos", "erf", "exp", "exp_", "expm1",
@@ -60,7 +60,9 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
         result = empty_tensor(t._shape, t._dtype, t._device)
         fn(result, t)
         if t._autograd is not None and needs_grad(t):
-            _record(op, t, result)
+            formula, saves = unary_formulas.FORMULAS[op.name]
+            save = (t,) if saves == "input" else ()
+            record_elementwise(_NAMES[op], formula, (t,), result, save, saves == "output", None)
         return result
     compute = _compute_dtype(op, t)
     if op.name in _ROUNDING and not compute.is_floating_point:

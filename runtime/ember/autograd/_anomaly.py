@@ -85,8 +85,12 @@ class detect_anomaly:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with detect_anomaly(check_nan):
+            previous = (ANOMALY.enabled, ANOMALY.check_nan)
+            ANOMALY.enabled, ANOMALY.check_nan = True, check_nan
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                ANOMALY.enabled, ANOMALY.check_nan = previous
 
         return wrapper  # type: ignore[return-value]
 

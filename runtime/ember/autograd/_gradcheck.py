@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from ember._tensor import Tensor
-from ember.autograd import _mode
 from ember.autograd._api import grad as autograd_grad
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]

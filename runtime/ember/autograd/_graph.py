@@ -19,14 +19,15 @@ from typing import Any
 
 from ember import _ops
 from ember._tensor import Tensor
-from ember.autograd import _mode
+from ember.autograd import _mode, _views
 from ember.autograd._anomaly import ANOMALY, forward_trace
 from ember.autograd._saved import alias, metas_of, unpack, versions_of
 from ember.utils.hooks import HookRegistry, RemovableHandle
 
 __all__ = [
-    "AccumulateGrad", "AutogradMeta", "FormulaNode", "Node", "edge_of", "meta_of", "needs_grad",
-    "nonleaf_meta", "record",
+    "AccumulateGrad", "AutogradMeta", "FormulaNode", "Node", "before_write", "check_inplace",
+    "edge_of", "meta_of", "needs_grad", "nonleaf_meta", "record", "record_elementwise",
+    "write_back",
 ]  # fmt: skip
 
 Edge = tuple["Node | None", int]
@@ -44,8 +45,8 @@ class AutogradMeta:
     """
 
     __slots__ = (
-        "__weakref__", "accumulator", "grad", "grad_fn", "hooks", "output_nr",
-        "post_accumulate_hooks", "requires_grad", "retains_grad",
+        "__weakref__", "accumulator", "base", "grad", "grad_fn", "hooks", "output_nr",
+        "post_accumulate_hooks", "requires_grad", "retains_grad", "view_version",
     )  # fmt: skip
 
     def __init__(
@@ -59,6 +60,9 @@ class AutogradMeta:
         self.accumulator: AccumulateGrad | None = None
         self.hooks: HookRegistry | None = None
         self.post_accumulate_hooks: HookRegistry | None = None
+        # Views (see _views.py): the root base, and the storage version the view was made at.
+        self.base: Tensor | None = None
+        self.view_version = 0
 
 
 def nonleaf_meta(node: Node, output_nr: int) -> AutogradMeta:
@@ -72,6 +76,7 @@ def nonleaf_meta(node: Node, output_nr: int) -> AutogradMeta:
     meta.accumulator = None
     meta.hooks = None
     meta.post_accumulate_hooks = None
+    meta.base = None
     return meta
 
 
@@ -278,6 +283,8 @@ def edge_of(t: Tensor) -> Edge:
     meta = t._autograd
     if meta is None or not meta.requires_grad:
         return NO_EDGE
+    if meta.base is not None and t._storage.version != meta.view_version:
+        meta = _views.refresh(t)
     if meta.grad_fn is not None:
         return (meta.grad_fn, meta.output_nr)
     accumulator = meta.accumulator
@@ -291,7 +298,7 @@ def record(
     formula: Formula,
     inputs: Sequence[Any],
     output: Tensor,
-    save: Sequence[Tensor] = (),
+    save: Sequence[Tensor | None] = (),
     save_output: bool = False,
     ctx: Any = None,
 ) -> Tensor:
@@ -302,6 +309,7 @@ def record(
     when `save_output`), and `ctx` carries any plain data the formula needs.
     """
     shape, dtype = output._shape, output._dtype
+    previous = output._autograd
     edges: list[Edge] = []
     input_meta: list[tuple[Any, Any] | None] | None = None
     for i, x in enumerate(inputs):
@@ -309,6 +317,8 @@ def record(
         if meta is None or not meta.requires_grad:
             edges.append(NO_EDGE)
             continue
+        if meta.base is not None and x._storage.version != meta.view_version:
+            meta = _views.refresh(x)
         producer = meta.grad_fn
         edges.append((producer, meta.output_nr) if producer is not None else edge_of(x))
         if x._shape != shape or x._dtype is not dtype:
@@ -338,4 +348,110 @@ def record(
         node._versions = node._metas = ()
     node._saved = saved
     output._autograd = nonleaf_meta(node, 0)
+    first = inputs[0] if inputs else None
+    if output is first:
+        if previous is not None and previous.base is not None:
+            _views.rebase_base(output, previous)  # an in-place op on a view
+    elif isinstance(first, Tensor) and output._storage is first._storage:
+        _views.mark_view(output, first)
     return output
+
+
+def record_elementwise(
+    name: str, formula: Formula, inputs: tuple[Any, ...], output: Tensor,
+    save: tuple[Tensor | None, ...], save_output: bool, ctx: Any,
+) -> None:  # fmt: skip
+    """`record` for the elementwise fast paths, whose tensor inputs have the output's shape
+    and dtype, so no gradient needs reducing or casting."""
+    edges: list[Edge] = []
+    for x in inputs:
+        meta = x._autograd if isinstance(x, Tensor) else None
+        if meta is None or not meta.requires_grad:
+            edges.append(NO_EDGE)
+            continue
+        if meta.base is not None and x._storage.version != meta.view_version:
+            meta = _views.refresh(x)
+        if meta.grad_fn is not None:
+            edges.append((meta.grad_fn, meta.output_nr))
+        else:
+            edges.append(edge_of(x))
+    node: FormulaNode = _new(FormulaNode)
+    node.next_functions = tuple(edges)
+    node.num_outputs = 1
+    node.sequence_nr = next(_sequence)
+    node._hooks = None
+    node.trace = forward_trace() if ANOMALY.enabled else None
+    node._name = name
+    node._formula = formula
+    node.input_meta = None
+    node.ctx = ctx
+    if save_output:
+        node._saved = (alias(output),)
+        node._versions = (output._storage.version,)
+        node._metas = (None,)
+        node._outputs = (0,)
+    else:
+        node._saved = save
+        node._outputs = None
+        if len(save) == 2:  # binary ops, inlined: the common case on the hot path
+            a, b = save
+            node._versions = (
+                a._storage.version if a is not None else -1,
+                b._storage.version if b is not None else -1,
+            )
+            node._metas = (
+                a._autograd if a is not None else None,
+                b._autograd if b is not None else None,
+            )
+        elif save:
+            node._versions = versions_of(save)
+            node._metas = metas_of(save)
+        else:
+            node._versions = node._metas = ()
+    output._autograd = nonleaf_meta(node, 0)
+
+
+def check_inplace(t: Tensor) -> None:
+    """PyTorch's errors for an in-place op, recorded in the graph, on a leaf that requires
+    grad or on a view of one."""
+    meta = t._autograd
+    if meta is None or not meta.requires_grad:
+        return
+    if meta.grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    base = meta.base._autograd if meta.base is not None else None
+    if base is not None and base.requires_grad and base.grad_fn is None:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def write_back(t: Tensor, result: Tensor) -> None:
+    """Copy an out-of-place result into `t`, which then continues the graph from the
+    result's node (and so does its base, when `t` is a view)."""
+    from ember._dispatch import kernel_for
+    from ember._ops import names
+
+    kernel_for(names.COPY, t._device, t._dtype)(t, result)
+    t._storage.version += 1
+    previous = t._autograd
+    t._autograd = result._autograd
+    if previous is not None and previous.base is not None and result._autograd is not None:
+        _views.rebase_base(t, previous)
+
+
+def before_write(t: Tensor) -> Tensor:
+    """A copy of `t`'s values that takes t's place in the graph, for formulas of an
+    in-place op that read t's old values."""
+    from ember._ops._index_tensors import contiguous_copy
+
+    copy = contiguous_copy(t)
+    meta = t._autograd
+    if meta is not None and meta.requires_grad:
+        if meta.base is not None and t._storage.version != meta.view_version:
+            meta = _views.refresh(t)
+        if meta.grad_fn is not None:
+            copy._autograd = nonleaf_meta(meta.grad_fn, meta.output_nr)
+    return copy

@@ -55,9 +55,12 @@ def versions_of(tensors: Sequence[Tensor | None]) -> tuple[int, ...]:
     first = tensors[0]
     if n == 1 and first is not None:
         return (first._storage.version,)
-    second = tensors[1] if n == 2 else None
-    if first is not None and second is not None:
-        return (first._storage.version, second._storage.version)
+    if n == 2:
+        second = tensors[1]
+        return (
+            first._storage.version if first is not None else -1,
+            second._storage.version if second is not None else -1,
+        )
     return tuple([t._storage.version if t is not None else -1 for t in tensors])
 
 
@@ -67,9 +70,12 @@ def metas_of(tensors: Sequence[Tensor | None]) -> tuple[Any, ...]:
     first = tensors[0]
     if n == 1 and first is not None:
         return (first._autograd,)
-    second = tensors[1] if n == 2 else None
-    if first is not None and second is not None:
-        return (first._autograd, second._autograd)
+    if n == 2:
+        second = tensors[1]
+        return (
+            first._autograd if first is not None else None,
+            second._autograd if second is not None else None,
+        )
     return tuple([t._autograd if t is not None else None for t in tensors])
 
 

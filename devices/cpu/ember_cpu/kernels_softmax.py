@@ -1,0 +1,66 @@
+"""Fused softmax and log-softmax kernels of the CPU device (see csrc/softmax.c).
+
+Registered under the names of the composite ops of ember.nn.functional._activation, they
+replace its six-op composition; the runtime still records the derivative around them. A
+contiguous input reduced along its last dim (the common case) passes two sizes; any other
+layout passes its shape and strides.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any, Final
+
+from ember._dispatch import Kernel, KernelRegistry
+from ember._tensor import Tensor
+from ember.nn.functional import _activation  # noqa: F401 - defines softmax and log_softmax
+from ember_cpu._lib import check, ffi, lib
+
+__all__ = ["register"]
+
+MAX_DIMS: Final = 16
+
+
+class _Scratch(threading.local):
+    """A per-thread int64 array for geometry (cffi releases the GIL during a call)."""
+
+    def __init__(self) -> None:
+        self.buffer: Any = ffi.new("int64_t[]", 3 * MAX_DIMS)
+
+
+_scratch = _Scratch()
+
+
+def _softmax(name: str, log_out: int) -> Kernel:
+    lastdim = lib.em_softmax_lastdim
+    strided = lib.em_softmax
+
+    def kernel(out: Tensor, a: Tensor, dim: int) -> None:
+        shape = a._shape
+        ndim = len(shape)
+        a_ptr = a._storage.ptr + a._offset * a._dtype.itemsize
+        out_ptr = out._storage.ptr + out._offset * out._dtype.itemsize
+        if a._contiguous and out._contiguous and dim >= ndim - 1:  # dim last, or a 0-d input
+            n = shape[-1] if ndim else 1
+            status = lastdim(log_out, a._dtype.index, out_ptr, a_ptr, math.prod(shape[:-1]), n)
+        else:
+            if ndim > MAX_DIMS:
+                raise RuntimeError(
+                    f"{name}: the cpu device supports at most {MAX_DIMS} dims, got {ndim}"
+                )
+            buffer = _scratch.buffer
+            buffer[0 : 3 * ndim] = shape + a._strides + out._strides
+            status = strided(log_out, a._dtype.index, out_ptr, a_ptr, ndim, buffer, dim)
+        if status:
+            check(status, name)
+
+    kernel.__name__ = kernel.__qualname__ = f"cpu_{name}"
+    kernel.__doc__ = f"{name}(out, a, dim) on the cpu device: a floating, out of a's shape."
+    return kernel
+
+
+def register(registry: KernelRegistry) -> None:
+    """Register the fused softmax and log_softmax kernels for the cpu device."""
+    registry.register("softmax", "cpu", _softmax("softmax", 0))
+    registry.register("log_softmax", "cpu", _softmax("log_softmax", 1))
