@@ -11,6 +11,7 @@ from ember._device import device
 from ember._dispatch import kernel_for
 from ember._ops import names
 from ember._ops._meta import broadcast_shapes, broadcast_strides, describe
+from ember._ops._overlap import check_no_overlap
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import check_inplace, needs_grad, record
 
@@ -39,6 +40,7 @@ def copy_(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
             src, src._offset, dst._shape, broadcast_strides(src._shape, src._strides, dst._shape)
         )
     if src._device is dst._device:
+        check_no_overlap("copy_", dst, (src,))
         kernel_for(names.COPY, dst._device, dst._dtype)(dst, src)
     else:
         _copy_across_devices(dst, src)

@@ -14,6 +14,7 @@ from ember._dispatch import Op, kernel_for
 from ember._errors import DTypeError
 from ember._ops import binary_formulas, names
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
+from ember._ops._overlap import check_no_overlap
 from ember._ops.conversion import cast, python_scalar
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import (
@@ -145,6 +146,8 @@ def _binary_general(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
             f"{op.name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
+    if out is not None:
+        check_no_overlap(op.name, out, operands)
     target = _output(op.name, out, shape, result_dtype, dev)
     kernel_for(op, dev, compute)(target, operands[0], operands[1])
     result = _finish(out, target)
@@ -235,6 +238,33 @@ def _can_cast(source: _dtype.dtype, target: _dtype.dtype) -> bool:
 
 
 def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
+    # Fast path (optimizer updates): a contiguous float tensor with nothing to record, and a
+    # Python number or a same-dtype, same-shape tensor that is t itself or shares no memory
+    # with it. Writing into an operand is safe then: kernels read an element before writing.
+    if type(t) is Tensor or isinstance(t, Tensor):
+        dt = t._dtype
+        if dt.is_floating_point and t._contiguous and not _OP_FLAGS[op] & _INTEGRAL_ONLY:
+            quiet = not _GRAD_MODE.enabled or t._autograd is None
+            kind = type(other)
+            if kind is float or kind is int:
+                fn = op.kernels.get(t._device.type)
+                if quiet and fn is not None:
+                    fn(t, t, float(other))
+                    t._storage.version += 1
+                    return t
+            elif (
+                isinstance(other, Tensor)
+                and other._dtype is dt
+                and other._shape == t._shape
+                and other._device is t._device
+                and (other is t or other._storage is not t._storage)
+                and (quiet and (not _GRAD_MODE.enabled or other._autograd is None))
+            ):
+                fn = op.kernels.get(t._device.type)
+                if fn is not None:
+                    fn(t, t, other)
+                    t._storage.version += 1
+                    return t
     if not isinstance(t, Tensor):
         raise TypeError(f"{op.name}_(): self must be a Tensor")
     if isinstance(other, Tensor) and other._shape != t._shape:

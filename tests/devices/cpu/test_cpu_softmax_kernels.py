@@ -129,6 +129,16 @@ def test_long_rows_and_wide_columns(kind: str, name: str, shape: tuple, dim: int
         assert_matches(got, reference(kind, arr, dim), kind, arr, dim)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", FLOATS)
+def test_every_short_row_length(kind: str, name: str) -> None:
+    """Lengths around the vector width: whole vectors, scalar tails, and both."""
+    rng = np.random.default_rng(7)
+    for n in range(1, 50):
+        arr = (3 * rng.standard_normal((3, n))).astype(name)
+        assert_matches(run(kind, tensor(arr), 1), reference(kind, arr, 1), kind, arr, 1)
+
+
 def special_rows(name: str) -> np.ndarray:
     """20 rows of 40: all -inf, some -inf, a +inf, a NaN, huge magnitudes, then normal."""
     huge = 3e4 if name == "float16" else 1e30  # x - max stays finite in float16

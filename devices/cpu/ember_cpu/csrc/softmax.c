@@ -24,7 +24,7 @@
 #include "elementwise_math.h" /* em_expf */
 #include "strided.h"
 
-#define LANES 16 /* one AVX-512 or two AVX2 float vectors: independent chains */
+#define LANES 16 /* one AVX-512 or two AVX2 float vectors: independent chains (FOLD) */
 #define SUM_BLOCK 4096 /* terms added in lanes of the compute type before double */
 #define ROW_CHUNK 2048 /* float16 elements converted to float at a time */
 
@@ -65,40 +65,31 @@ static inline double exp_f64(double x) {
 #define EXP(x) _Generic((x), float: em_expf, default: exp_f64)(x)
 #define MAX(a, b) ((b) > (a) ? (b) : (a)) /* skips NaN: a NaN reaches the result via s */
 #define ADD(a, b) ((a) + (b))
-/* lane[0] = OP over the lanes, as a tree: a chain of LANES dependent adds costs more than
- * a short row's whole pass. */
+/* lane[0] = OP over the LANES lanes, as a tree that the compiler turns into a few vector
+ * ops: a chain of 16 dependent adds would cost more than a short row's whole pass. */
 #define FOLD(lane, OP)                                                                    \
-    for (int h = LANES / 2; h > 0; h /= 2)                                                \
-        for (int l = 0; l < h; l++) lane[l] = OP(lane[l], lane[l + h])
+    do {                                                                                  \
+        for (int l = 0; l < 8; l++) lane[l] = OP(lane[l], lane[l + 8]);                   \
+        for (int l = 0; l < 4; l++) lane[l] = OP(lane[l], lane[l + 4]);                   \
+        for (int l = 0; l < 2; l++) lane[l] = OP(lane[l], lane[l + 2]);                   \
+        lane[0] = OP(lane[0], lane[1]);                                                   \
+    } while (0)
 
 /* ---- passes over contiguous float or double rows -------------------------------------- */
 
-/* The passes run whole vectors only: the tail of a row is copied into a padded vector
- * whose extra lanes are left out of the maximum and the sum. Rows shorter than a vector,
- * cross-entropy's (64, 10) logits, would otherwise run scalar exps. (The padding is 0, not
- * -inf: exp would underflow through subnormals, which cost a microcode assist each.) */
 #define DEFINE_PASSES(SUF, C)                                                             \
     static C max_##SUF(const C* restrict p, int64_t n, C m) {                             \
-        C lane[LANES], t[LANES];                                                          \
+        C lane[LANES];                                                                    \
         for (int l = 0; l < LANES; l++) lane[l] = m;                                      \
         int64_t i = 0;                                                                    \
         for (; i + LANES <= n; i += LANES)                                                \
             for (int l = 0; l < LANES; l++) lane[l] = MAX(lane[l], p[i + l]);             \
-        const int64_t rest = n - i;                                                       \
-        for (int l = 0; l < LANES; l++) t[l] = l < rest ? p[i + l] : (C)-INFINITY;        \
-        for (int l = 0; l < LANES; l++) lane[l] = MAX(lane[l], t[l]);                     \
-        FOLD(lane, MAX);                                                                  \
-        return lane[0];                                                                   \
-    }                                                                                     \
-    /* lane += exp(p - m) over rest < LANES elements, also stored to q unless NULL */     \
-    static void tail_exp_##SUF(const C* restrict p, C* restrict q, int64_t rest, C m,     \
-                               C* restrict lane) {                                        \
-        C t[LANES];                                                                       \
-        for (int l = 0; l < LANES; l++) t[l] = l < rest ? p[l] - m : 0;                   \
-        for (int l = 0; l < LANES; l++) t[l] = EXP(t[l]);                                 \
-        for (int l = 0; l < LANES; l++) lane[l] += l < rest ? t[l] : 0;                   \
-        if (q)                                                                            \
-            for (int64_t l = 0; l < rest; l++) q[l] = t[l];                               \
+        if (i > 0) {                                                                      \
+            FOLD(lane, MAX);                                                              \
+            m = lane[0];                                                                  \
+        }                                                                                 \
+        for (; i < n; i++) m = MAX(m, p[i]);                                              \
+        return m;                                                                         \
     }                                                                                     \
     /* the sum of exp(p[i] - m); the terms are also stored to q unless it is NULL */      \
     static double sum_exp_##SUF(const C* restrict p, C* restrict q, int64_t n, C m) {     \
@@ -118,9 +109,17 @@ static inline double exp_f64(double x) {
                 for (; i + LANES <= end; i += LANES)                                      \
                     for (int l = 0; l < LANES; l++) lane[l] += EXP(p[i + l] - m);         \
             }                                                                             \
-            if (i < end) tail_exp_##SUF(p + i, q ? q + i : NULL, end - i, m, lane);       \
-            FOLD(lane, ADD);                                                              \
-            total += lane[0];                                                             \
+            C block = 0;                                                                  \
+            if (i > i0) {                                                                 \
+                FOLD(lane, ADD);                                                          \
+                block = lane[0];                                                          \
+            }                                                                             \
+            if (q) {                                                                      \
+                for (; i < end; i++) block += q[i] = EXP(p[i] - m);                       \
+            } else {                                                                      \
+                for (; i < end; i++) block += EXP(p[i] - m);                              \
+            }                                                                             \
+            total += block;                                                               \
         }                                                                                 \
         return total;                                                                     \
     }                                                                                     \
