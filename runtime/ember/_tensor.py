@@ -590,6 +590,39 @@ class Tensor:
     def relu_(self) -> Tensor:
         return _ops.relu_(self)
 
+    # In-place unary variants: the op written into this tensor (autograd-aware).
+    def neg_(self) -> Tensor:
+        return _ops.neg(self, out=self) if self._autograd is None else self.copy_(self.neg())
+
+    def abs_(self) -> Tensor:
+        return _ops.abs(self, out=self) if self._autograd is None else self.copy_(self.abs())
+
+    def sqrt_(self) -> Tensor:
+        return _ops.sqrt(self, out=self) if self._autograd is None else self.copy_(self.sqrt())
+
+    def log_(self) -> Tensor:
+        return _ops.log(self, out=self) if self._autograd is None else self.copy_(self.log())
+
+    def sigmoid_(self) -> Tensor:
+        return (
+            _ops.sigmoid(self, out=self) if self._autograd is None else self.copy_(self.sigmoid())
+        )
+
+    def tanh_(self) -> Tensor:
+        return _ops.tanh(self, out=self) if self._autograd is None else self.copy_(self.tanh())
+
+    def floor_(self) -> Tensor:
+        return _ops.floor(self, out=self) if self._autograd is None else self.copy_(self.floor())
+
+    def ceil_(self) -> Tensor:
+        return _ops.ceil(self, out=self) if self._autograd is None else self.copy_(self.ceil())
+
+    def round_(self) -> Tensor:
+        return _ops.round(self, out=self) if self._autograd is None else self.copy_(self.round())
+
+    def trunc_(self) -> Tensor:
+        return _ops.trunc(self, out=self) if self._autograd is None else self.copy_(self.trunc())
+
     def erf(self) -> Tensor:
         return _ops.erf(self)
 
@@ -659,14 +692,24 @@ class Tensor:
         return _ops.argmin(self, dim, keepdim)
 
     def var(
-        self, dim: Any = None, *, correction: Any = 1, keepdim: builtins.bool = False
+        self,
+        dim: Any = None,
+        *,
+        correction: Any = 1,
+        keepdim: builtins.bool = False,
+        unbiased: builtins.bool | None = None,
     ) -> Tensor:
-        return _ops.var(self, dim, correction=correction, keepdim=keepdim)
+        return _ops.var(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
 
     def std(
-        self, dim: Any = None, *, correction: Any = 1, keepdim: builtins.bool = False
+        self,
+        dim: Any = None,
+        *,
+        correction: Any = 1,
+        keepdim: builtins.bool = False,
+        unbiased: builtins.bool | None = None,
     ) -> Tensor:
-        return _ops.std(self, dim, correction=correction, keepdim=keepdim)
+        return _ops.std(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
 
     def all(self, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
         return _ops.all(self, dim, keepdim)
@@ -777,8 +820,11 @@ class Tensor:
     def index_select(self, dim: int, index: Tensor) -> Tensor:
         return _ops.index_select(self, dim, index)
 
-    def nonzero(self) -> Tensor:
-        return _ops.nonzero(self)
+    def nonzero(self, *, as_tuple: builtins.bool = False) -> Any:
+        return _ops.nonzero(self, as_tuple=as_tuple)
+
+    def movedim(self, source: Any, destination: Any) -> Tensor:
+        return _ops.movedim(self, source, destination)
 
     def take(self, index: Tensor) -> Tensor:
         return _ops.take(self, index)

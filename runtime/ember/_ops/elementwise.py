@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import numpy as np
+
 from ember import _dtype
 from ember._dispatch import Op, kernel_for
 from ember._errors import DTypeError
@@ -123,6 +125,11 @@ def _new_result(like: Tensor, flags: int, dt: _dtype.dtype) -> Tensor:
 
 def _binary_general(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
     flags = _OP_FLAGS[op]
+    # NumPy scalars (np.float32(2), np.int64(3), np.bool_(True)) join as Python scalars.
+    if isinstance(a, np.generic):
+        a = a.item()
+    if isinstance(b, np.generic):
+        b = b.item()
     a, b = _scalar_tensor_to_scalar(a, b), _scalar_tensor_to_scalar(b, a)
     a_is_tensor, b_is_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
     if not a_is_tensor and not b_is_tensor:
@@ -309,7 +316,16 @@ _ADD, _SUB, _MUL, _DIV = (names.BINARY[n] for n in ("add", "sub", "mul", "div"))
 
 
 def _scaled(other: Any, alpha: Any) -> Any:
-    return other if alpha == 1 else mul(other, alpha)
+    if alpha == 1:
+        return other
+    if not isinstance(other, Tensor):
+        return other * alpha
+    if isinstance(alpha, float) and not other._dtype.is_floating_point:
+        raise RuntimeError(
+            f"For integral input tensors, argument alpha must not be a floating point number "
+            f"(got alpha={alpha} with {other._dtype.name} other)"
+        )
+    return mul(other, alpha)
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:

@@ -207,7 +207,9 @@ def _product(
     # The kernel writes a contiguous output that it does not read from; anything else
     # (a strided out, or one that shares memory with an operand) goes through a temporary.
     if out._contiguous and out._storage is not a._storage and out._storage is not b._storage:
-        return _compute(kernel, a, b, out, k)
+        _compute(kernel, a, b, out, k)
+        out._storage.version += 1
+        return out
     result = _compute(kernel, a, b, empty_tensor(shape, a._dtype, a._device), k)
     return conv.copy_(out, result)
 

@@ -373,9 +373,16 @@ def _arg_extreme(op: Op, t: Tensor, dim: int | None, keepdim: bool, name: str) -
 
 
 def var(
-    input: Tensor, dim: DimArg = None, *, correction: float | None = 1, keepdim: bool = False
+    input: Tensor,
+    dim: DimArg = None,
+    *,
+    correction: float | None = 1,
+    keepdim: bool = False,
+    unbiased: bool | None = None,
 ) -> Tensor:
     """Variance over `dim` with Bessel's `correction`; nan where too few elements."""
+    if unbiased is not None:  # the older spelling of correction=1 / correction=0
+        correction = 1 if unbiased else 0
     t, dims, fused = _statistic(VAR, input, dim, "var")
     correction = 1 if correction is None else correction
     if fused is not None:
@@ -387,9 +394,16 @@ def var(
 
 
 def std(
-    input: Tensor, dim: DimArg = None, *, correction: float | None = 1, keepdim: bool = False
+    input: Tensor,
+    dim: DimArg = None,
+    *,
+    correction: float | None = 1,
+    keepdim: bool = False,
+    unbiased: bool | None = None,
 ) -> Tensor:
     """Standard deviation over `dim` with Bessel's `correction`."""
+    if unbiased is not None:  # the older spelling of correction=1 / correction=0
+        correction = 1 if unbiased else 0
     t, dims, fused = _statistic(STD, input, dim, "std")
     if fused is not None:
         return _run(fused, t, dims, keepdim, t._dtype, 1 if correction is None else correction)

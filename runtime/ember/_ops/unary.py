@@ -291,6 +291,13 @@ def clamp_(t: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """In place clamp."""
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    result_dtype = _dtype.result_type(t, *(v for v in (min, max) if v is not None))
+    if result_dtype is not t._dtype and result_dtype.category > t._dtype.category:
+        # Checked before writing anything: a failing clamp_ leaves t untouched.
+        raise RuntimeError(
+            f"clamp_(): result type {result_dtype.name} can't be cast to the desired output "
+            f"type {t._dtype.name}"
+        )
     if not needs_grad(t, min, max):
         if min is not None:
             _binary_general(names.BINARY["maximum"], t, min, t)
