@@ -111,9 +111,9 @@ class KernelRegistry:
         for op in OPS.values():
             op.kernels = {}
         for (name, device_type), (_, kernel) in self._committed.items():
-            op = OPS.get(name)
-            if op is not None:
-                op.kernels[device_type] = kernel
+            defined = OPS.get(name)
+            if defined is not None:
+                defined.kernels[device_type] = kernel
 
     def attach(self, op: Op) -> None:
         """Give a newly defined op the kernels already registered under its name."""

@@ -28,10 +28,10 @@ class Storage:
     )
 
     def __init__(self, dev: device, nbytes: int) -> None:
-        self._cache = None  # so that __del__ is safe if allocation raises
+        self._cache: SmallBlockCache | None = None  # __del__ stays safe if allocation raises
         cache = dev._cache
         self._block, self.handle, self.ptr = cache.allocate(nbytes)
-        self._cache: SmallBlockCache | None = cache
+        self._cache = cache
         self._owner: object = None
         self.device = dev
         self.nbytes = nbytes

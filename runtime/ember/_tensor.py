@@ -821,7 +821,7 @@ class Tensor:
         return _ops.index_select(self, dim, index)
 
     def nonzero(self, *, as_tuple: builtins.bool = False) -> Any:
-        return _ops.nonzero(self, as_tuple=as_tuple)
+        return _ops.nonzero(self, as_tuple=True) if as_tuple else _ops.nonzero(self)
 
     def movedim(self, source: Any, destination: Any) -> Tensor:
         return _ops.movedim(self, source, destination)
