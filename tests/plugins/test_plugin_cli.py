@@ -1,4 +1,4 @@
-"""`python -m ember info` and `demo`: what they print and how they fail."""
+"""`python -m ember info`, `tour` and `demo`: what they print and how they fail."""
 
 from __future__ import annotations
 
@@ -110,22 +110,22 @@ def test_info_in_strict_mode_fails_with_the_plugin_error(run_ember, full_site):
     assert re.fullmatch(r"ember: plugin 'broken_\w+' failed to load: \w+Error: .+\n", result.stderr)
 
 
-def test_demo_on_an_unavailable_device_says_why(run_ember, good_site):
-    result = run_ember("demo", "--device", "toyoff", site=good_site)
+def test_tour_on_an_unavailable_device_says_why(run_ember, good_site):
+    result = run_ember("tour", "--device", "toyoff", site=good_site)
     assert result.returncode == 1
     assert "Plugins" in result.stdout  # info comes first
     assert "device toyoff:0 is unavailable: no toy hardware attached" in result.stderr
 
 
-def test_demo_on_a_device_without_kernels_names_the_missing_kernel(run_ember, good_site):
-    result = run_ember("demo", "--device", "toydev", site=good_site)
+def test_tour_on_a_device_without_kernels_names_the_missing_kernel(run_ember, good_site):
+    result = run_ember("tour", "--device", "toydev", site=good_site)
     assert result.returncode == 1
     assert "Tensor tour on toydev:0" in result.stdout
     assert "stopped: arange_: no kernel for device toydev:0 (dtype ember.float32)" in result.stderr
 
 
-def test_demo_runs_the_tensor_tour_on_cpu(run_ember):
-    result = run_ember("demo", "--device", "cpu")
+def test_tour_runs_the_tensor_tour_on_cpu(run_ember):
+    result = run_ember("tour", "--device", "cpu")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "Tensor tour on cpu:0" in out
@@ -133,6 +133,19 @@ def test_demo_runs_the_tensor_tour_on_cpu(run_ember):
     assert ">>> a.sum(dim=1)  # a reduction\ntensor([ 3., 12.])" in out
     assert ">>> a @ a.T  # matmul: (2, 3) @ (3, 2)\ntensor([[ 5., 14.],\n" in out
     assert re.search(r"timing on cpu:0: .* us per op; .* GFLOP/s", out)
+
+
+def test_demo_prefers_an_available_accelerator_and_says_why_it_stops(run_ember, good_site):
+    result = run_ember("demo", "--epochs", "1", site=good_site)
+    assert result.returncode == 1
+    assert "training on toydev:0" in result.stdout  # toydev is available: preferred to cpu
+    assert "no kernel for device toydev:0" in result.stderr
+
+
+def test_demo_on_an_unavailable_device_says_why(run_ember, good_site):
+    result = run_ember("demo", "--device", "toyoff", site=good_site)
+    assert result.returncode == 1
+    assert "digits: device toyoff:0 is unavailable: no toy hardware attached" in result.stderr
 
 
 def test_main_in_process(capsys):

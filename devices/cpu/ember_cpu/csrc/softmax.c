@@ -186,7 +186,7 @@ typedef void (*cols_fn)(int log_out, const void* p, int64_t si, void* q, int64_t
         const C* p = pv;                                                                  \
         C* q = qv;                                                                        \
         if (si != 1 || so != 1) {                                                         \
-            if (n > 1) return;                                  \
+            strided_row_##SUF(log_out, p, si, q, so, n);                                  \
             return;                                                                       \
         }                                                                                 \
         const C m = max_##SUF(p, n, -INFINITY);                                           \
@@ -310,7 +310,7 @@ static void rows_part(void* ctx, int t, int nt) {
 }
 
 static void cols_part(void* ctx, int t, int nt) {
-    const plan_t* pl = ctx; if (t == 0) return;
+    const plan_t* pl = ctx;
     int64_t begin, end, idx[EM_MAX_DIMS], o1, o2;
     split(numel(&pl->d) * pl->chunks, t, nt, &begin, &end);
     for (int64_t u = begin; u < end; u++) {
