@@ -36,6 +36,11 @@ __all__ = [
 ]
 
 
+def _requiring_grad(t: Tensor, requires_grad: bool) -> Tensor:
+    """A factory's result, made a leaf that requires grad when asked (PyTorch's keyword)."""
+    return t.requires_grad_(True) if requires_grad else t
+
+
 def resolve_device(dev: DeviceLike | None) -> device:
     """The device a factory allocates on: `dev`, else the default device."""
     if dev is None:
@@ -94,11 +99,15 @@ def _upload(array: np.ndarray, dt: _dtype.dtype, dev: device) -> Tensor:
 
 
 def tensor(
-    data: Any, *, dtype: _dtype.dtype | None = None, device: DeviceLike | None = None
+    data: Any,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, scalars, NumPy arrays)."""
     array, dt = _host_array(data, dtype)
-    return _upload(array, dt, resolve_device(device))
+    return _requiring_grad(_upload(array, dt, resolve_device(device)), requires_grad)
 
 
 def as_tensor(
@@ -163,12 +172,16 @@ def _factory_dtype(dtype: _dtype.dtype | None) -> _dtype.dtype:
 
 
 def empty(
-    *size: Any, dtype: _dtype.dtype | None = None, device: DeviceLike | None = None
+    *size: Any,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """An uninitialised tensor."""
-    return empty_tensor(
+    out = empty_tensor(
         normalize_shape("empty", size), _factory_dtype(dtype), resolve_device(device)
     )
+    return _requiring_grad(out, requires_grad)
 
 
 def full(
@@ -177,29 +190,38 @@ def full(
     *,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """A tensor filled with `fill_value` (dtype inferred from it when not given)."""
     if dtype is None:
         dtype = _dtype.default_for_category(_dtype.scalar_category(fill_value))
     dtype = _factory_dtype(dtype)
     out = empty_tensor(normalize_shape("full", (size,)), dtype, resolve_device(device))
-    return fill_(out, fill_value)
+    return _requiring_grad(fill_(out, fill_value), requires_grad)
 
 
 def zeros(
-    *size: Any, dtype: _dtype.dtype | None = None, device: DeviceLike | None = None
+    *size: Any,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """A tensor of zeros."""
     out = empty_tensor(
         normalize_shape("zeros", size), _factory_dtype(dtype), resolve_device(device)
     )
-    return fill_(out, 0)
+    return _requiring_grad(fill_(out, 0), requires_grad)
 
 
-def ones(*size: Any, dtype: _dtype.dtype | None = None, device: DeviceLike | None = None) -> Tensor:
+def ones(
+    *size: Any,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A tensor of ones."""
     out = empty_tensor(normalize_shape("ones", size), _factory_dtype(dtype), resolve_device(device))
-    return fill_(out, 1)
+    return _requiring_grad(fill_(out, 1), requires_grad)
 
 
 def _like(t: Tensor, dtype: _dtype.dtype | None, dev: DeviceLike | None) -> Tensor:
@@ -211,24 +233,36 @@ def _like(t: Tensor, dtype: _dtype.dtype | None, dev: DeviceLike | None) -> Tens
 
 
 def empty_like(
-    t: Tensor, *, dtype: _dtype.dtype | None = None, device: DeviceLike | None = None
+    t: Tensor,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """An uninitialised tensor with `t`'s shape (and dtype and device unless given)."""
-    return _like(t, dtype, device)
+    return _requiring_grad(_like(t, dtype, device), requires_grad)
 
 
 def zeros_like(
-    t: Tensor, *, dtype: _dtype.dtype | None = None, device: DeviceLike | None = None
+    t: Tensor,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """Zeros with `t`'s shape."""
-    return fill_(_like(t, dtype, device), 0)
+    return _requiring_grad(fill_(_like(t, dtype, device), 0), requires_grad)
 
 
 def ones_like(
-    t: Tensor, *, dtype: _dtype.dtype | None = None, device: DeviceLike | None = None
+    t: Tensor,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """Ones with `t`'s shape."""
-    return fill_(_like(t, dtype, device), 1)
+    return _requiring_grad(fill_(_like(t, dtype, device), 1), requires_grad)
 
 
 def full_like(
@@ -237,9 +271,10 @@ def full_like(
     *,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """`fill_value` everywhere, with `t`'s shape."""
-    return fill_(_like(t, dtype, device), fill_value)
+    return _requiring_grad(fill_(_like(t, dtype, device), fill_value), requires_grad)
 
 
 def arange(
@@ -249,6 +284,7 @@ def arange(
     *,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """Values from `start` to `end` (exclusive) by `step`; int64 unless a bound is a float."""
     if end is None:
@@ -270,7 +306,7 @@ def arange(
     if count:
         cast = float if dtype.is_floating_point else int
         kernel_for(names.ARANGE, out._device, dtype)(out, cast(start), cast(step))
-    return out
+    return _requiring_grad(out, requires_grad)
 
 
 def linspace(
@@ -280,6 +316,7 @@ def linspace(
     *,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """`steps` evenly spaced values from `start` to `end` inclusive."""
     if steps < 0:
@@ -301,7 +338,7 @@ def linspace(
         tail, float(end) - (steps - 1 - half) * step, step
     )
     kernel_for(names.COPY, dev, dtype)(out, values)
-    return out
+    return _requiring_grad(out, requires_grad)
 
 
 def eye(
@@ -310,6 +347,7 @@ def eye(
     *,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """The identity matrix (n x m)."""
     m = n if m is None else m
@@ -318,4 +356,4 @@ def eye(
     out = zeros(n, m, dtype=dtype, device=device)
     diagonal = make_view(out, 0, (min(n, m),), (m + 1,))
     fill_(diagonal, 1)
-    return out
+    return _requiring_grad(out, requires_grad)

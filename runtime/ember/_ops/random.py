@@ -17,7 +17,7 @@ from ember._device import DeviceLike, device
 from ember._dispatch import kernel_for
 from ember._ops import names
 from ember._ops._meta import normalize_shape
-from ember._ops.creation import resolve_device
+from ember._ops.creation import _requiring_grad, resolve_device
 from ember._tensor import Tensor, empty_tensor
 
 __all__ = [
@@ -199,9 +199,12 @@ def rand(
     generator: Generator | None = None,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return uniform_(_new("rand", size, dtype, device), generator=generator)
+    return _requiring_grad(
+        uniform_(_new("rand", size, dtype, device), generator=generator), requires_grad
+    )
 
 
 def randn(
@@ -209,19 +212,30 @@ def randn(
     generator: Generator | None = None,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """Standard normal samples."""
-    return normal_(_new("randn", size, dtype, device), generator=generator)
+    return _requiring_grad(
+        normal_(_new("randn", size, dtype, device), generator=generator), requires_grad
+    )
 
 
-def rand_like(t: Tensor, *, dtype: _dtype.dtype | None = None) -> Tensor:
+def rand_like(
+    t: Tensor, *, dtype: _dtype.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     """rand with `t`'s shape and device."""
-    return uniform_(empty_tensor(t._shape, dtype or t._dtype, t._device))
+    return _requiring_grad(
+        uniform_(empty_tensor(t._shape, dtype or t._dtype, t._device)), requires_grad
+    )
 
 
-def randn_like(t: Tensor, *, dtype: _dtype.dtype | None = None) -> Tensor:
+def randn_like(
+    t: Tensor, *, dtype: _dtype.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     """randn with `t`'s shape and device."""
-    return normal_(empty_tensor(t._shape, dtype or t._dtype, t._device))
+    return _requiring_grad(
+        normal_(empty_tensor(t._shape, dtype or t._dtype, t._device)), requires_grad
+    )
 
 
 def randint(
@@ -269,6 +283,7 @@ def normal(
     generator: Generator | None = None,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """Normal samples: elementwise from tensor mean/std, or of `size` from scalars."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
@@ -287,4 +302,6 @@ def normal(
     if size is None:
         raise TypeError("normal(): with scalar mean and std, `size` is required")
     out = _new("normal", (size,), dtype, device)
-    return normal_(out, float(mean), float(std), generator=generator)
+    return _requiring_grad(
+        normal_(out, float(mean), float(std), generator=generator), requires_grad
+    )
