@@ -12,6 +12,13 @@ import os
 
 import scipy_openblas32
 
+# OpenMP workers that spin between parallel regions starve OpenBLAS's own threads (and each
+# other) on a machine with few cores: a 2-thread training step ran 4-5x slower than with
+# one thread. Sleeping workers cost a wake-up per region, which large ops don't notice.
+# Read by libgomp when it initialises, i.e. when the extension below loads it; a user's
+# own setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 ctypes.CDLL(
     os.path.join(scipy_openblas32.get_lib_dir(), scipy_openblas32.get_library(fullname=True)),
     mode=ctypes.RTLD_GLOBAL,
