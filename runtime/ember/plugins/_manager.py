@@ -219,8 +219,8 @@ def _strict_error(status: PluginStatus) -> PluginError:
 
 def _env_list(name: str) -> set[str] | None:
     value = os.environ.get(name)
-    if value is None:
-        return None
+    if value is None or not value.strip():
+        return None  # unset or empty: no list (an empty allow-list would disable even cpu)
     return {item.strip() for item in value.split(",") if item.strip()}
 
 
