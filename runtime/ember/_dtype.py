@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -128,6 +128,17 @@ def default_for_category(category: int) -> dtype:
     return int64 if category == _INT else bool
 
 
+_Tensor: Any = None  # ember._tensor.Tensor, imported on first use (it imports this module)
+
+
+def _load_tensor_type() -> Any:
+    global _Tensor
+    from ember._tensor import Tensor
+
+    _Tensor = Tensor
+    return Tensor
+
+
 def result_type(*operands: object) -> dtype:
     """PyTorch's result type for tensors and Python scalars.
 
@@ -135,8 +146,21 @@ def result_type(*operands: object) -> dtype:
     A lower tier only matters when its category (bool < integer < float) is higher than
     everything in the tiers above it.
     """
-    from ember._tensor import Tensor
-
+    Tensor = _Tensor
+    if Tensor is None:
+        Tensor = _load_tensor_type()
+    a: Any
+    b: Any
+    operand: Any
+    if len(operands) == 2:
+        # Two tensors (the common case): one table lookup when both or neither are 0-d.
+        a, b = operands
+        if type(a) is Tensor and type(b) is Tensor:
+            da, db = a._dtype, b._dtype
+            if da is db:
+                return da
+            if (not a._shape) == (not b._shape):
+                return _PROMOTE[da, db]
     dim_result: dtype | None = None
     zero_result: dtype | None = None
     scalar_category_max = -1

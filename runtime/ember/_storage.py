@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ember._allocator import SmallBlockCache
+from ember._allocator import CACHE_LIMIT, ROUND, SMALL_LIMIT, SmallBlockCache
 from ember._device import device
 
 __all__ = ["Storage"]
@@ -30,7 +30,23 @@ class Storage:
     def __init__(self, dev: device, nbytes: int) -> None:
         self._cache: SmallBlockCache | None = None  # __del__ stays safe if allocation raises
         cache = dev._cache
-        self._block, self.handle, self.ptr = cache.allocate(nbytes)
+        # The cache's hit path, inlined (SmallBlockCache.allocate does the rest).
+        if nbytes < SMALL_LIMIT:
+            size = (nbytes + ROUND - 1) // ROUND * ROUND or ROUND
+            blocks = cache._free.get(size)
+            if blocks:
+                try:
+                    self.handle, self.ptr = blocks.pop()
+                except IndexError:  # another thread took the last one
+                    self._block, self.handle, self.ptr = cache.allocate(nbytes)
+                else:
+                    cache.cached_bytes -= size
+                    cache.hits += 1
+                    self._block = size
+            else:
+                self._block, self.handle, self.ptr = cache.allocate(nbytes)
+        else:
+            self._block, self.handle, self.ptr = cache.allocate(nbytes)
         self._cache = cache
         self._owner: object = None
         self.device = dev
@@ -53,7 +69,15 @@ class Storage:
     def __del__(self) -> None:
         cache = self._cache
         if cache is not None:
-            cache.release(self._block, self.handle, self.ptr)
+            size = self._block
+            # The cache's keep path, inlined (SmallBlockCache.release does the rest).
+            if size < SMALL_LIMIT and cache.cached_bytes + size <= CACHE_LIMIT:
+                blocks = cache._free.get(size)
+                if blocks is not None:
+                    blocks.append((self.handle, self.ptr))
+                    cache.cached_bytes += size
+                    return
+            cache.release(size, self.handle, self.ptr)
 
 
 class HostView:

@@ -7,6 +7,7 @@ op in `ember._ops`, which the methods below call.
 from __future__ import annotations
 
 import builtins
+import ctypes
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -291,10 +292,19 @@ class Tensor:
 
     def item(self) -> builtins.bool | int | float:
         """The value of a one-element tensor as a Python number."""
-        if self.numel() != 1:
-            raise RuntimeError(
-                f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
-            )
+        n = 1
+        for size in self._shape:
+            n *= size
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        dev = self._device
+        backend = dev._backend
+        dt = self._dtype
+        read = _READ_SCALAR[dt.index]
+        if read is not None and backend.host_accessible:
+            # Read the element in place: no NumPy array view (~1 us) for one number.
+            backend.synchronize(dev.index)
+            return read(self._storage.ptr + self._offset * dt.itemsize).value
         return _ops.to_host_array(self).reshape(()).item()
 
     def tolist(self) -> Any:
@@ -920,6 +930,21 @@ def _wrap_dim(dim: int, ndim: int, op: str) -> int:
 
 _new_tensor = object.__new__
 
+# By dtype index: reads one element at a host address (`.value` is the Python number that
+# NumPy's `.item()` gives); None where ctypes has no such type (float16).
+_READ_SCALAR: tuple[Any, ...] = (
+    ctypes.c_bool.from_address,
+    ctypes.c_uint8.from_address,
+    ctypes.c_int8.from_address,
+    ctypes.c_int32.from_address,
+    ctypes.c_int64.from_address,
+    None,
+    ctypes.c_float.from_address,
+    ctypes.c_double.from_address,
+)
+assert tuple(d.index for d in dtypes.ALL_DTYPES) == tuple(range(len(_READ_SCALAR)))
+assert _READ_SCALAR[dtypes.float16.index] is None
+
 
 def empty_tensor(shape: Shape, dt: dtypes.dtype, dev: device) -> Tensor:
     """A new contiguous tensor with uninitialised memory (the allocation fast path)."""
@@ -930,7 +955,7 @@ def empty_tensor(shape: Shape, dt: dtypes.dtype, dev: device) -> Tensor:
     t._storage = Storage(dev, n * dt.itemsize)
     t._offset = 0
     t._shape = shape
-    t._strides = contiguous_strides(shape)
+    t._strides = _STRIDES_CACHE.get(shape) or contiguous_strides(shape)
     t._dtype = dt
     t._device = dev
     t._contiguous = True

@@ -8,13 +8,13 @@ layouts are documented beside the op definitions in ember.nn.functional._conv an
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from ember._dispatch import KernelRegistry
 from ember._tensor import Tensor
 from ember.nn.functional import _convolution, _pool  # noqa: F401 - they define these ops
-from ember_cpu._lib import check, ffi, lib
+from ember_cpu._geometry import Scratch, address
+from ember_cpu._lib import check, lib
 
 __all__ = [
     "adaptive_avg_pool2d", "adaptive_avg_pool2d_backward", "avg_pool2d", "avg_pool2d_backward",
@@ -24,18 +24,7 @@ __all__ = [
 Pair = tuple[int, int]
 
 
-class _Scratch(threading.local):
-    """A per-thread int64 array for geometry (cffi releases the GIL during a call)."""
-
-    def __init__(self) -> None:
-        self.buffer: Any = ffi.new("int64_t[]", 18)
-
-
-_scratch = _Scratch()
-
-
-def _ptr(t: Tensor) -> int:
-    return t._storage.ptr + t._offset * t._dtype.itemsize
+_scratch = Scratch(18)
 
 
 def _conv_geometry(image: Tensor, cols: Tensor, stride: Pair, padding: Pair, dilation: Pair) -> Any:
@@ -49,13 +38,13 @@ def _conv_geometry(image: Tensor, cols: Tensor, stride: Pair, padding: Pair, dil
 def im2col(cols: Tensor, x: Tensor, stride: Pair, padding: Pair, dilation: Pair) -> None:
     """im2col(cols, x, stride, padding, dilation): cols (N, C, kh, kw, Ho, Wo) <- windows of x."""
     geometry = _conv_geometry(x, cols, stride, padding, dilation)
-    lib.em_im2col(x._dtype.itemsize, _ptr(cols), _ptr(x), geometry)
+    lib.em_im2col(x._dtype.itemsize, address(cols), address(x), geometry)
 
 
 def col2im(x: Tensor, cols: Tensor, stride: Pair, padding: Pair, dilation: Pair) -> None:
     """col2im(x, cols, stride, padding, dilation): x = the sum of cols scattered back."""
     geometry = _conv_geometry(x, cols, stride, padding, dilation)
-    status = lib.em_col2im(x._dtype.index, _ptr(x), _ptr(cols), geometry)
+    status = lib.em_col2im(x._dtype.index, address(x), address(cols), geometry)
     if status:
         check(status, "col2im")
 
@@ -72,7 +61,7 @@ def max_pool2d(out: Tensor, indices: Tensor, x: Tensor, kernel_size: Pair, strid
                padding: Pair, dilation: Pair) -> None:  # fmt: skip
     """max_pool2d(out, indices, x, kernel_size, stride, padding, dilation)."""
     geometry = _pool_geometry(x, out, kernel_size, stride, padding, dilation)
-    status = lib.em_max_pool2d(x._dtype.index, _ptr(out), _ptr(indices), _ptr(x), geometry)
+    status = lib.em_max_pool2d(x._dtype.index, address(out), address(indices), address(x), geometry)
     if status:
         check(status, "max_pool2d")
 
@@ -82,7 +71,7 @@ def max_pool2d_backward(grad_input: Tensor, grad_out: Tensor, indices: Tensor) -
     n, c, h, w = grad_input._shape
     oh, ow = grad_out._shape[2:]
     status = lib.em_max_pool2d_backward(
-        grad_input._dtype.index, _ptr(grad_input), _ptr(grad_out), _ptr(indices),
+        grad_input._dtype.index, address(grad_input), address(grad_out), address(indices),
         n * c, h * w, oh * ow,
     )  # fmt: skip
     if status:
@@ -94,7 +83,7 @@ def avg_pool2d(out: Tensor, x: Tensor, kernel_size: Pair, stride: Pair, padding:
     """avg_pool2d(out, x, kernel_size, stride, padding, count_include_pad, divisor_override)."""
     geometry = _pool_geometry(x, out, kernel_size, stride, padding, (1, 1))
     status = lib.em_avg_pool2d(
-        x._dtype.index, _ptr(out), _ptr(x), geometry, count_include_pad, divisor_override or 0
+        x._dtype.index, address(out), address(x), geometry, count_include_pad, divisor_override or 0
     )
     if status:
         check(status, "avg_pool2d")
@@ -106,7 +95,7 @@ def avg_pool2d_backward(grad_input: Tensor, grad_out: Tensor, kernel_size: Pair,
     """avg_pool2d_backward(grad_input, grad_out, kernel_size, stride, padding, ...)."""
     geometry = _pool_geometry(grad_input, grad_out, kernel_size, stride, padding, (1, 1))
     status = lib.em_avg_pool2d_backward(
-        grad_input._dtype.index, _ptr(grad_input), _ptr(grad_out), geometry,
+        grad_input._dtype.index, address(grad_input), address(grad_out), geometry,
         count_include_pad, divisor_override or 0,
     )  # fmt: skip
     if status:
@@ -117,7 +106,7 @@ def _adaptive(backward: int, image: Tensor, pooled: Tensor, target: Tensor, sour
     n, c, h, w = image._shape
     oh, ow = pooled._shape[2:]
     status = lib.em_adaptive_avg_pool2d(
-        backward, target._dtype.index, _ptr(target), _ptr(source), n * c, h, w, oh, ow
+        backward, target._dtype.index, address(target), address(source), n * c, h, w, oh, ow
     )
     if status:
         check(status, "adaptive_avg_pool2d")

@@ -126,7 +126,6 @@ def _binary_kernel(
             if isinstance(a, Tensor):
                 shape = out._shape
                 dt = a._dtype
-                size = dt.itemsize
                 if (
                     out._contiguous
                     and a._contiguous
@@ -134,13 +133,20 @@ def _binary_kernel(
                     and a._shape == shape
                     and b._shape == shape
                 ):
+                    size = dt.itemsize
+                    out_offset = out._offset
+                    a_offset = a._offset
+                    b_offset = b._offset
+                    # Offsets are mostly 0: skip the multiplications then.
                     status = _binary_flat(
                         op,
                         dt.index,
                         prod(shape),
-                        out._storage.ptr + out._offset * out._dtype.itemsize,
-                        a._storage.ptr + a._offset * size,
-                        b._storage.ptr + b._offset * size,
+                        out._storage.ptr + out_offset * out._dtype.itemsize
+                        if out_offset
+                        else out._storage.ptr,
+                        a._storage.ptr + a_offset * size if a_offset else a._storage.ptr,
+                        b._storage.ptr + b_offset * size if b_offset else b._storage.ptr,
                     )
                 else:
                     nd = len(shape)

@@ -9,49 +9,26 @@ last in the index's row-major order; scatter_add_ and accumulating index_put_ ad
 
 from __future__ import annotations
 
-import threading
-from typing import Any, Final
-
 from ember import _dtype
 from ember._dispatch import KernelRegistry
 from ember._tensor import Tensor, empty_tensor
-from ember_cpu._lib import check, ffi, lib
+from ember_cpu._geometry import MAX_DIMS, Scratch, address, check_rank
+from ember_cpu._lib import check, lib
 
 __all__ = ["gather", "index_put_", "index_select", "nonzero", "register", "scatter_", "take"]
 
-MAX_DIMS: Final = 16
-
-
-class _Scratch(threading.local):
-    """A per-thread int64 array for shapes and strides (cffi releases the GIL in calls)."""
-
-    def __init__(self) -> None:
-        self.buffer: Any = ffi.new("int64_t[]", 5 * MAX_DIMS)
-
-
-_scratch = _Scratch()
-
-
-def _ptr(t: Tensor) -> int:
-    return t._storage.ptr + t._offset * t._dtype.itemsize
-
-
-def _rank(t: Tensor, op: str) -> int:
-    ndim = len(t._shape)
-    if ndim > MAX_DIMS:
-        raise RuntimeError(f"{op}: the cpu device supports at most {MAX_DIMS} dims, got {ndim}")
-    return ndim
+_scratch = Scratch(5 * MAX_DIMS)
 
 
 def index_select(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
     """index_select(out, a, dim, index): out = a with dim re-indexed by a 1-d int64 index."""
-    ndim = _rank(out, "index_select")
+    ndim = check_rank(out, "index_select")
     buffer = _scratch.buffer
     buffer[0 : 3 * ndim] = out._shape + out._strides + a._strides
     status = lib.em_index_select(
-        _ptr(out),
-        _ptr(a),
-        _ptr(index),
+        address(out),
+        address(a),
+        address(index),
         a._dtype.itemsize,
         ndim,
         dim,
@@ -65,13 +42,13 @@ def index_select(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
 
 def gather(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
     """gather(out, a, dim, index): out[p] = a[p with dim -> index[p]]; index has out's shape."""
-    ndim = _rank(out, "gather")
+    ndim = check_rank(out, "gather")
     buffer = _scratch.buffer
     buffer[0 : 4 * ndim] = index._shape + out._strides + index._strides + a._strides
     status = lib.em_gather(
-        _ptr(out),
-        _ptr(a),
-        _ptr(index),
+        address(out),
+        address(a),
+        address(index),
         a._dtype.itemsize,
         ndim,
         dim,
@@ -85,7 +62,7 @@ def gather(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
 def _scatter(
     op: str, accumulate: int, target: Tensor, dim: int, index: Tensor, src: Tensor | complex
 ) -> None:
-    ndim = _rank(index, op)
+    ndim = check_rank(index, op)
     if isinstance(src, Tensor):
         src_strides = src._strides
     else:  # a Python scalar: a 0-d tensor read with zero strides
@@ -96,9 +73,9 @@ def _scatter(
     buffer = _scratch.buffer
     buffer[0 : 4 * ndim] = index._shape + target._strides + index._strides + src_strides
     status = lib.em_scatter(
-        _ptr(target),
-        _ptr(src),
-        _ptr(index),
+        address(target),
+        address(src),
+        address(index),
         target._dtype.index,
         ndim,
         dim,
@@ -122,26 +99,28 @@ def scatter_add_(target: Tensor, dim: int, index: Tensor, src: Tensor | complex)
 
 def take(out: Tensor, a: Tensor, index: Tensor) -> None:
     """take(out, a, index): out[p] = a.flatten()[index[p]] (row-major order of a's shape)."""
-    ndim = _rank(index, "take")
-    a_ndim = _rank(a, "take")
+    ndim = check_rank(index, "take")
+    a_ndim = check_rank(a, "take")
     buffer = _scratch.buffer
     buffer[0 : 3 * ndim + 2 * a_ndim] = (
         index._shape + out._strides + index._strides + a._shape + a._strides
     )
-    status = lib.em_take(_ptr(out), _ptr(a), _ptr(index), a._dtype.itemsize, ndim, a_ndim, buffer)
+    status = lib.em_take(
+        address(out), address(a), address(index), a._dtype.itemsize, ndim, a_ndim, buffer
+    )
     if status:
         check(status, "take")
 
 
 def index_put_(target: Tensor, index: Tensor, values: Tensor, accumulate: bool) -> None:
     """index_put_(target, index, values, accumulate): target.flatten()[index[i]] (+)= values[i]."""
-    ndim = _rank(target, "index_put_")
+    ndim = check_rank(target, "index_put_")
     buffer = _scratch.buffer
     buffer[0 : 2 * ndim] = target._shape + target._strides
     status = lib.em_index_put(
-        _ptr(target),
-        _ptr(index),
-        _ptr(values),
+        address(target),
+        address(index),
+        address(values),
         target._dtype.index,
         index._shape[0] if index._shape else 1,
         1 if accumulate else 0,
@@ -154,11 +133,11 @@ def index_put_(target: Tensor, index: Tensor, values: Tensor, accumulate: bool) 
 
 def nonzero(a: Tensor) -> Tensor:
     """nonzero(a): a new int64 tensor (n, a.ndim) of the non-zero positions, row-major."""
-    ndim = _rank(a, "nonzero")
+    ndim = check_rank(a, "nonzero")
     buffer = _scratch.buffer
     buffer[0 : 2 * ndim] = a._shape + a._strides
     dt = a._dtype.index
-    a_ptr = _ptr(a)
+    a_ptr = address(a)
     count = lib.em_count_nonzero(dt, a_ptr, ndim, buffer)
     out = empty_tensor((count, ndim), _dtype.int64, a._device)
     lib.em_nonzero(dt, out._storage.ptr, a_ptr, ndim, buffer, count)

@@ -8,24 +8,15 @@ through a buffer.
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 from ember._dispatch import KernelRegistry
 from ember._tensor import Tensor
-from ember_cpu._lib import check, ffi, lib
+from ember_cpu._geometry import Scratch
+from ember_cpu._lib import check, lib
 
 __all__ = ["bmm", "mm", "register"]
 
 
-class _Scratch(threading.local):
-    """A per-thread int64 array for sizes and strides (cffi releases the GIL in calls)."""
-
-    def __init__(self) -> None:
-        self.buffer: Any = ffi.new("int64_t[]", 13)
-
-
-_scratch = _Scratch()
+_scratch = Scratch(13)
 _mm_contiguous = lib.em_mm_contiguous
 _bmm = lib.em_bmm
 

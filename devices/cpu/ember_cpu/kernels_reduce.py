@@ -8,42 +8,23 @@ every layout is accepted; a contiguous input reduced over its trailing dims (`a.
 from __future__ import annotations
 
 import math
-import threading
-from typing import Any, Final
+from typing import Final
 
 from ember._dispatch import Kernel, KernelRegistry
 from ember._tensor import Tensor
-from ember_cpu._lib import check, ffi, lib
+from ember_cpu._geometry import MAX_DIMS, Scratch, check_rank
+from ember_cpu._lib import check, lib
 
 __all__ = ["register"]
 
-MAX_DIMS: Final = 16
 REDUCTION_CODES: Final = {"sum": 0, "prod": 1, "amax": 2, "amin": 3, "any": 4, "all": 5}
 
 # _TRAILING[ndim][k]: the last k dims of an ndim-dim tensor, the contiguous fast path's test
-# (up to 64 dims, so that any rank reaches _check_rank's error rather than an IndexError).
+# (up to 64 dims, so that any rank reaches check_rank's error rather than an IndexError).
 _TRAILING: Final = [[tuple(range(ndim - k, ndim)) for k in range(ndim + 1)] for ndim in range(65)]
 
 
-class _Scratch(threading.local):
-    """A per-thread int64 array for shapes and strides, allocated once.
-
-    Per thread because cffi releases the GIL during a call: another thread could otherwise
-    refill the array while a kernel reads it.
-    """
-
-    def __init__(self) -> None:
-        self.buffer: Any = ffi.new("int64_t[]", 3 * MAX_DIMS)
-
-
-_scratch = _Scratch()
-
-
-def _check_rank(t: Tensor, op: str) -> int:
-    ndim = len(t._shape)
-    if ndim > MAX_DIMS:
-        raise RuntimeError(f"{op}: the cpu device supports at most {MAX_DIMS} dims, got {ndim}")
-    return ndim
+_scratch = Scratch(3 * MAX_DIMS)
 
 
 def _reduction(name: str) -> Kernel:
@@ -72,7 +53,7 @@ def _reduction(name: str) -> Kernel:
                 math.prod(shape[ndim - k :]),
             )
         else:
-            _check_rank(a, name)
+            check_rank(a, name)
             mask = 0
             for d in dims:
                 mask |= 1 << d
@@ -93,7 +74,7 @@ def _along_dim(name: str, is_max: int) -> Kernel:
     argextreme = lib.em_argextreme
 
     def kernel(out: Tensor, a: Tensor, dim: int) -> None:
-        ndim = _check_rank(a, name)
+        ndim = check_rank(a, name)
         buffer = _scratch.buffer
         buffer[0 : 3 * ndim] = a._shape + a._strides + out._strides
         status = argextreme(
@@ -115,7 +96,7 @@ def _along_dim(name: str, is_max: int) -> Kernel:
 
 def cumsum(out: Tensor, a: Tensor, dim: int) -> None:
     """cumsum(out, a, dim): out in the accumulation dtype, a converted while read."""
-    ndim = _check_rank(a, "cumsum")
+    ndim = check_rank(a, "cumsum")
     buffer = _scratch.buffer
     buffer[0 : 3 * ndim] = a._shape + a._strides + out._strides
     status = lib.em_cumsum(

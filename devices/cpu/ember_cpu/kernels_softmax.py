@@ -9,27 +9,16 @@ layout passes its shape and strides.
 from __future__ import annotations
 
 import math
-import threading
-from typing import Any, Final
 
 from ember._dispatch import Kernel, KernelRegistry
 from ember._tensor import Tensor
 from ember.nn.functional import _activation  # noqa: F401 - defines softmax and log_softmax
-from ember_cpu._lib import check, ffi, lib
+from ember_cpu._geometry import MAX_DIMS, Scratch, check_rank
+from ember_cpu._lib import check, lib
 
 __all__ = ["register"]
 
-MAX_DIMS: Final = 16
-
-
-class _Scratch(threading.local):
-    """A per-thread int64 array for geometry (cffi releases the GIL during a call)."""
-
-    def __init__(self) -> None:
-        self.buffer: Any = ffi.new("int64_t[]", 3 * MAX_DIMS)
-
-
-_scratch = _Scratch()
+_scratch = Scratch(3 * MAX_DIMS)
 
 
 def _softmax(name: str, log_out: int) -> Kernel:
@@ -45,10 +34,7 @@ def _softmax(name: str, log_out: int) -> Kernel:
             n = shape[-1] if ndim else 1
             status = lastdim(log_out, a._dtype.index, out_ptr, a_ptr, math.prod(shape[:-1]), n)
         else:
-            if ndim > MAX_DIMS:
-                raise RuntimeError(
-                    f"{name}: the cpu device supports at most {MAX_DIMS} dims, got {ndim}"
-                )
+            check_rank(a, name)
             buffer = _scratch.buffer
             buffer[0 : 3 * ndim] = shape + a._strides + out._strides
             status = strided(log_out, a._dtype.index, out_ptr, a_ptr, ndim, buffer, dim)

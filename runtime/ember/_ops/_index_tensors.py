@@ -14,6 +14,7 @@ from ember._device import device
 from ember._dispatch import kernel_for
 from ember._ops import conversion, names
 from ember._ops._meta import broadcast_shapes, broadcast_strides
+from ember._ops.conversion import contiguous_copy
 from ember._tensor import Tensor, empty_tensor, make_view
 
 _int64 = _dtype.int64
@@ -122,10 +123,3 @@ def flat(t: Tensor) -> Tensor:
     if not t._contiguous:
         t = contiguous_copy(t)
     return make_view(t, t._offset, (t.numel(),), (1,))
-
-
-def contiguous_copy(t: Tensor) -> Tensor:
-    """A new row-major tensor with `t`'s values (`clone` does not promise row-major)."""
-    out = empty_tensor(t._shape, t._dtype, t._device)
-    kernel_for(names.COPY, t._device, t._dtype)(out, t)
-    return out

@@ -120,10 +120,16 @@ def python_scalar(value: Any, dt: _dtype.dtype) -> bool | int | float:
     return int(value)
 
 
-def clone(t: Tensor) -> Tensor:
-    """A contiguous copy of `t` on the same device."""
+def contiguous_copy(t: Tensor) -> Tensor:
+    """A new row-major tensor with `t`'s values on the same device, not recorded for autograd."""
     out = empty_tensor(t._shape, t._dtype, t._device)
     kernel_for(names.COPY, t._device, t._dtype)(out, t)
+    return out
+
+
+def clone(t: Tensor) -> Tensor:
+    """A row-major copy of `t` on the same device (contiguous_copy, recorded for autograd)."""
+    out = contiguous_copy(t)
     if t._autograd is not None and needs_grad(t):
         record("CloneBackward", _clone_backward, (t,), out)
     return out

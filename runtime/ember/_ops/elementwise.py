@@ -57,49 +57,165 @@ _FORMULAS: dict[Op, tuple[binary_formulas.Formula | None, str]] = {
 _bool = _dtype.bool
 
 
+def _fast_sets(flags: int) -> tuple[frozenset[_dtype.dtype], ...]:
+    """Per op: the dtypes whose fast paths give exactly what `_binary_general` would.
+
+    (tensor with a same-dtype tensor, tensor with a Python float, tensor with a Python int.)
+    Those paths skip promotion, so they exclude every case where promotion changes the
+    dtype (int / int is float, int tensor * float is float, bool + int is int64) or where
+    the general path raises (bitwise ops on floats, bool - bool).
+    """
+    floats = frozenset(d for d in _dtype.ALL_DTYPES if d.is_floating_point)
+    ints = frozenset(d for d in _dtype.ALL_DTYPES if d.category == 1)
+    same = frozenset(_dtype.ALL_DTYPES)
+    if flags & _INTEGRAL_ONLY:
+        same -= floats
+    if flags & _FLOAT_ONLY:
+        same &= floats
+    if flags & _NO_BOOL:
+        same -= {_bool}
+    none: frozenset[_dtype.dtype] = frozenset()
+    float_scalar = none if flags & _INTEGRAL_ONLY else floats
+    int_scalar = float_scalar | (none if flags & _FLOAT_ONLY else ints)
+    return same, float_scalar, int_scalar
+
+
+# Per op: (same-dtype tensor pair, tensor with float, tensor with int) fast-path dtypes.
+_FAST: dict[Op, tuple[frozenset[_dtype.dtype], ...]] = {
+    op: _fast_sets(_OP_FLAGS[op]) for op in _OP_FLAGS
+}
+
+
 def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
-    # Fast paths: float tensors with an equal-shape tensor of the same dtype and device, or
-    # with a Python int/float (a weak scalar, which keeps the tensor's dtype). Tensors in
-    # autograd take them too and record straight after the kernel.
-    if out is None:
-        if type(a) is Tensor:
-            tensor, other = a, b
-        elif type(b) is Tensor:
-            tensor, other = b, a
-        else:
+    # Fast paths: tensors with an equal-shape tensor of the same dtype and device, or with a
+    # Python int/float (a weak scalar, which keeps the tensor's dtype), where promotion
+    # cannot change the dtype (see `_fast_sets`). Tensors in autograd take them too and
+    # record straight after the kernel. Broadcasting pairs and `out=` take them outside
+    # autograd.
+    if out is not None:
+        return _binary_out(op, a, b, out)
+    if type(a) is Tensor:
+        tensor, other = a, b
+    elif type(b) is Tensor:
+        tensor, other = b, a
+    else:
+        return _binary_general(op, a, b, out)
+    dt = tensor._dtype
+    kind = type(other)
+    if kind is Tensor:
+        if other._dtype is not dt or other._device is not tensor._device:
             return _binary_general(op, a, b, out)
-        dt = tensor._dtype
+        same = _FAST[op][0]
+        if dt not in same:
+            return _binary_general(op, a, b, out)
+        fn = op.kernels.get(tensor._device.type)
+        if fn is None:
+            return _binary_general(op, a, b, out)
         flags = _OP_FLAGS[op]
-        if dt.is_floating_point and not flags & _INTEGRAL_ONLY:
-            kind = type(other)
-            if kind is float or kind is int:
-                fn = op.kernels.get(tensor._device.type)
-                if fn is not None:
-                    result = _new_result(tensor, flags, dt)
-                    scalar = float(other)
-                    if tensor is a:
-                        fn(result, a, scalar)
-                    else:
-                        fn(result, scalar, b)
-                    if tensor._autograd is not None and not flags & _TO_BOOL:
-                        _record_fast(op, a, b, result)
-                    return result
-            elif (
-                kind is Tensor
-                and other._dtype is dt
-                and other._shape == tensor._shape
-                and other._device is tensor._device
+        if other._shape == tensor._shape:
+            result = empty_tensor(tensor._shape, _bool if flags & _TO_BOOL else dt, tensor._device)
+            fn(result, a, b)
+            if (
+                (tensor._autograd is not None or other._autograd is not None)
+                and not flags & _TO_BOOL
+                and dt.is_floating_point
             ):
-                fn = op.kernels.get(tensor._device.type)
-                if fn is not None:
-                    result = _new_result(tensor, flags, dt)
-                    fn(result, a, b)
-                    if (
-                        tensor._autograd is not None or other._autograd is not None
-                    ) and not flags & _TO_BOOL:
-                        _record_fast(op, a, b, result)
-                    return result
+                _record_fast(op, a, b, result)
+            return result
+        if tensor._autograd is None and other._autograd is None:
+            shape = _broadcast_pair(a._shape, b._shape)
+            if shape is not None:
+                result = empty_tensor(shape, _bool if flags & _TO_BOOL else dt, tensor._device)
+                fn(result, _broadcast_view(a, shape), _broadcast_view(b, shape))
+                return result
+        return _binary_general(op, a, b, out)
+    if kind is float:
+        index = 1
+    elif kind is int:
+        index = 2
+    else:
+        return _binary_general(op, a, b, out)
+    if dt in _FAST[op][index]:
+        fn = op.kernels.get(tensor._device.type)
+        if fn is not None:
+            flags = _OP_FLAGS[op]
+            result = empty_tensor(tensor._shape, _bool if flags & _TO_BOOL else dt, tensor._device)
+            scalar = float(other) if dt.is_floating_point else other
+            if tensor is a:
+                fn(result, a, scalar)
+            else:
+                fn(result, scalar, b)
+            if tensor._autograd is not None and not flags & _TO_BOOL and dt.is_floating_point:
+                _record_fast(op, a, b, result)
+            return result
     return _binary_general(op, a, b, out)
+
+
+def _binary_out(op: Op, a: Any, b: Any, out: Tensor) -> Tensor:
+    """`out=` fast path: operands of out's dtype, shape and device, nothing in autograd, and
+    no operand sharing out's memory unless it is exactly out's elements."""
+    if (
+        type(out) is Tensor
+        and type(a) is Tensor
+        and type(b) is Tensor
+        and out._contiguous
+        and out._autograd is None
+        and a._autograd is None
+        and b._autograd is None
+    ):
+        dt = out._dtype
+        shape = out._shape
+        dev = out._device
+        storage = out._storage
+        if (
+            a._dtype is dt
+            and b._dtype is dt
+            and a._shape == shape
+            and b._shape == shape
+            and a._device is dev
+            and b._device is dev
+            and not _OP_FLAGS[op] & _TO_BOOL
+            and dt in _FAST[op][0]
+            and (
+                a._storage is not storage
+                or (a._offset == out._offset and a._strides == out._strides)
+            )
+            and (
+                b._storage is not storage
+                or (b._offset == out._offset and b._strides == out._strides)
+            )
+        ):
+            fn = op.kernels.get(dev.type)
+            if fn is not None:
+                fn(out, a, b)
+                storage.version += 1
+                return out
+    return _binary_general(op, a, b, out)
+
+
+def _broadcast_pair(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The broadcast of two shapes, or None when they don't broadcast (the general path
+    then raises its error)."""
+    nx, ny = len(x), len(y)
+    if nx < ny:
+        x = (1,) * (ny - nx) + x
+    elif ny < nx:
+        y = (1,) * (nx - ny) + y
+    result = []
+    for p, q in zip(x, y, strict=True):
+        if p == q or q == 1:
+            result.append(p)
+        elif p == 1:
+            result.append(q)
+        else:
+            return None
+    return tuple(result)
+
+
+def _broadcast_view(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    if t._shape == shape:
+        return t
+    return make_view(t, t._offset, shape, broadcast_strides(t._shape, t._strides, shape))
 
 
 def _record_fast(op: Op, a: Any, b: Any, result: Tensor) -> None:
@@ -117,10 +233,6 @@ def _record_fast(op: Op, a: Any, b: Any, result: Tensor) -> None:
     save = () if formula.save is None else formula.save(a, b)
     ctx = (None if type(a) is Tensor else a, None if type(b) is Tensor else b)
     record_elementwise(name, formula, (a, b), result, save, False, ctx)
-
-
-def _new_result(like: Tensor, flags: int, dt: _dtype.dtype) -> Tensor:
-    return empty_tensor(like._shape, _bool if flags & _TO_BOOL else dt, like._device)
 
 
 def _binary_general(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:

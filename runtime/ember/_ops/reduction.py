@@ -201,6 +201,12 @@ def sum(
         dt, dev, ndim = input._dtype, input._device, len(input._shape)
         fn = _SUM.kernels.get(dev.type)
         if dt.is_floating_point and input._autograd is None and fn is not None and ndim:
+            if input._contiguous and dev.type == "cpu":
+                # The cpu kernel reduces a contiguous input over all its dims through out's
+                # address alone, so the 0-d result takes the kernel's output directly.
+                out = empty_tensor((), dt, dev)
+                fn(out, input, _ALL_DIMS[ndim])
+                return out
             out = empty_tensor(_ONES[ndim], dt, dev)
             fn(out, input, _ALL_DIMS[ndim])
             return make_view(out, 0, (), ())

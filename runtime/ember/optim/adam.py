@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember._ops import add, copy_, maximum, neg, sqrt, zeros_like
+from ember._ops import add, copy_, maximum, sqrt, zeros_like
 from ember.optim._updates import addcdiv_, addcmul_, lerp_
 from ember.optim.optimizer import Optimizer, ParamsT, _step_tensor
 
@@ -49,12 +49,8 @@ class Adam(Optimizer):
             eps = group["eps"]
             weight_decay = group["weight_decay"]
             amsgrad = group["amsgrad"]
-            maximize = group["maximize"]
             decoupled = group["decoupled_weight_decay"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
+            for p, grad in self._gradients(group):
                 param_state = state[p]
                 if not param_state:
                     param_state["step"] = _step_tensor(0.0)
@@ -62,8 +58,6 @@ class Adam(Optimizer):
                     param_state["exp_avg_sq"] = zeros_like(p)
                     if amsgrad:
                         param_state["max_exp_avg_sq"] = zeros_like(p)
-                if maximize:
-                    grad = neg(grad)
                 step = self._advance_step(param_state)
                 if weight_decay != 0:
                     if decoupled:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import functools
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any, TypeAlias
 
 from ember import _dtype
+from ember._ops import neg
 from ember._tensor import Tensor
 from ember.autograd import _mode
 from ember.autograd._mode import enable_grad
@@ -222,6 +223,15 @@ class Optimizer:
             return None
         with enable_grad():
             return closure()
+
+    @staticmethod
+    def _gradients(group: dict[str, Any]) -> Iterator[tuple[Tensor, Tensor]]:
+        """(param, grad) for each parameter of `group` with a gradient, negated to maximize."""
+        maximize = group["maximize"]
+        for p in group["params"]:
+            grad = p.grad
+            if grad is not None:
+                yield p, (neg(grad) if maximize else grad)
 
     def _advance_step(self, state: dict[str, Any]) -> float:
         """Add one to `state["step"]` (a 0-d tensor, as PyTorch keeps it) and return it.

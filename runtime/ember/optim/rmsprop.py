@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember._ops import add, div, mul, neg, sqrt, sub, zeros_like
+from ember._ops import add, div, mul, sqrt, sub, zeros_like
 from ember.optim._updates import addcdiv_, addcmul_, lerp_
 from ember.optim.optimizer import Optimizer, ParamsT, _step_tensor
 
@@ -58,11 +58,7 @@ class RMSprop(Optimizer):
             weight_decay = group["weight_decay"]
             momentum = group["momentum"]
             centered = group["centered"]
-            maximize = group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
+            for p, grad in self._gradients(group):
                 param_state = state[p]
                 if not param_state:
                     param_state["step"] = _step_tensor(0.0)
@@ -71,8 +67,6 @@ class RMSprop(Optimizer):
                         param_state["momentum_buffer"] = zeros_like(p)
                     if centered:
                         param_state["grad_avg"] = zeros_like(p)
-                if maximize:
-                    grad = neg(grad)
                 self._advance_step(param_state)
                 if weight_decay != 0:
                     grad = add(grad, p, alpha=weight_decay)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember._ops import add, clone, neg
+from ember._ops import add, clone
 from ember.optim.optimizer import Optimizer, ParamsT
 
 __all__ = ["SGD"]
@@ -53,13 +53,7 @@ class SGD(Optimizer):
             dampening = group["dampening"]
             weight_decay = group["weight_decay"]
             nesterov = group["nesterov"]
-            maximize = group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if maximize:
-                    grad = neg(grad)
+            for p, grad in self._gradients(group):
                 if weight_decay != 0:
                     grad = add(grad, p, alpha=weight_decay)
                 if momentum != 0:

@@ -17,23 +17,11 @@ import pytest
 
 import ember
 from ember import _dtype
-from ember._device import device
-from ember._dispatch import OPS
 from ember._tensor import Tensor, empty_tensor, make_view
 
-CPU = device("cpu")
+from ._layouts import CPU, kernel, tensor
+
 Pair = tuple[int, int]
-
-
-def kernel(name: str) -> Any:
-    ember.zeros(1)  # loads the plugins
-    return OPS[name].kernels["cpu"]
-
-
-def tensor(arr: np.ndarray) -> Tensor:
-    t = empty_tensor(arr.shape, _dtype.FROM_NUMPY[arr.dtype], CPU)
-    t.numpy()[...] = arr
-    return t
 
 
 def im2col_reference(

@@ -14,52 +14,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ember import _dtype
-from ember._device import device
-from ember._dispatch import OPS
-from ember._tensor import Tensor, empty_tensor, make_view
+from ember._tensor import Tensor, make_view
 
-CPU = device("cpu")
+from ._layouts import empty, kernel, tensor
+
 DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64"]
 INTS = ["uint8", "int8", "int32", "int64"]
 FLOATS = ["float16", "float32", "float64"]
 TOL = {"float16": (2e-3, 1e-3), "float32": (1e-5, 1e-6), "float64": (1e-12, 1e-12)}
 LAYOUTS = ["contiguous", "transposed", "stepped", "broadcast"]
-
-
-def kernel(name: str) -> Callable[..., None]:
-    return OPS[name].kernels["cpu"]
-
-
-def tensor(arr: np.ndarray, layout: str = "contiguous") -> Tensor:
-    """A cpu tensor whose logical values are `arr`, stored with the given layout.
-
-    "broadcast" stores only arr[0] and views it with a zero stride (arr must repeat it).
-    """
-    dt = _dtype.FROM_NUMPY[arr.dtype]
-    if layout == "contiguous" or arr.ndim == 0:
-        t = empty_tensor(arr.shape, dt, CPU)
-        t.numpy()[...] = arr
-        return t
-    if layout == "transposed":
-        base = empty_tensor(arr.shape[::-1], dt, CPU)
-        base.numpy()[...] = arr.T
-        return make_view(base, 0, arr.shape, base._strides[::-1])
-    if layout == "broadcast":
-        row = tensor(np.ascontiguousarray(arr[0]))
-        return make_view(row, 0, arr.shape, (0, *row._strides))
-    base = empty_tensor((arr.shape[0] + 1, *arr.shape[1:-1], 2 * arr.shape[-1]), dt, CPU)
-    base.numpy()[1:, ..., ::2] = arr
-    return make_view(base, base._strides[0], arr.shape, (*base._strides[:-1], 2))
-
-
-def empty(shape: tuple[int, ...], name: str, strided: bool = False) -> Tensor:
-    """An output tensor; `strided` makes it a stepped view with an offset."""
-    dt = _dtype.BY_NAME[name]
-    if not strided or not shape:
-        return empty_tensor(shape, dt, CPU)
-    base = empty_tensor((*shape[:-1], 2 * shape[-1] + 1), dt, CPU)
-    return make_view(base, 1, shape, (*base._strides[:-1], 2))
 
 
 def sample(name: str, shape: tuple[int, ...], seed: int = 0, positive: bool = False) -> np.ndarray:

@@ -11,33 +11,13 @@ import numpy as np
 import pytest
 
 from ember import _dtype
-from ember._device import device
 from ember._dispatch import OPS
-from ember._tensor import Tensor, empty_tensor, make_view
+from ember._tensor import make_view
 
-CPU = device("cpu")
+from ._layouts import empty, tensor
+
 DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64"]
 LAYOUTS = ["contiguous", "transposed", "stepped"]
-
-
-def tensor(arr: np.ndarray, layout: str = "contiguous") -> Tensor:
-    """A cpu tensor whose logical values are `arr`, stored with the given layout."""
-    dt = _dtype.FROM_NUMPY[arr.dtype]
-    if layout == "contiguous" or arr.ndim == 0:
-        t = empty_tensor(arr.shape, dt, CPU)
-        t.numpy()[...] = arr
-        return t
-    if layout == "transposed":  # memory holds arr with its axes reversed
-        base = empty_tensor(arr.shape[::-1], dt, CPU)
-        base.numpy()[...] = arr.T
-        return make_view(base, 0, arr.shape, base._strides[::-1])
-    if arr.ndim == 1:  # stepped: every other element, after one skipped
-        base = empty_tensor((2 * arr.shape[0] + 1,), dt, CPU)
-        base.numpy()[1::2] = arr
-        return make_view(base, 1, arr.shape, (2,))
-    base = empty_tensor((arr.shape[0] + 1, *arr.shape[1:-1], 2 * arr.shape[-1]), dt, CPU)
-    base.numpy()[1:, ..., ::2] = arr
-    return make_view(base, base._strides[0], arr.shape, (*base._strides[:-1], 2))
 
 
 def sample(name: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
@@ -60,10 +40,6 @@ def assert_close(got: np.ndarray, want: np.ndarray, name: str) -> None:
         np.testing.assert_array_equal(got, want)
     else:
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
-
-
-def empty(shape: tuple[int, ...], name: str) -> Tensor:
-    return empty_tensor(shape, _dtype.BY_NAME[name], CPU)
 
 
 # --- index_select ------------------------------------------------------------------------

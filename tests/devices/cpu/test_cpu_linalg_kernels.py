@@ -10,32 +10,27 @@ import numpy as np
 import pytest
 
 from ember import _dtype
-from ember._device import device
 from ember._dispatch import OPS
 from ember._tensor import Tensor, empty_tensor, make_view
 
-CPU = device("cpu")
+from ._layouts import CPU
+from ._layouts import tensor as laid_out
+
 DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64"]
 FLOATS = {"float16", "float32", "float64"}
 RTOL = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-13}
 
 
 def tensor(arr: np.ndarray, layout: str = "contiguous") -> Tensor:
-    """A cpu tensor whose logical values are `arr`, stored with the given layout."""
+    """A cpu tensor of `arr` in a layout of _layouts, but "transposed" swaps only the last
+    two dims in memory (column-major matrices, batch dims kept in front)."""
+    if layout != "transposed":
+        return laid_out(arr, layout)
     dt = _dtype.FROM_NUMPY[arr.dtype]
-    if layout == "contiguous" or arr.ndim == 0:
-        t = empty_tensor(arr.shape, dt, CPU)
-        t.numpy()[...] = arr
-        return t
-    if layout == "transposed":  # the last two dims swapped in memory
-        base = empty_tensor((*arr.shape[:-2], arr.shape[-1], arr.shape[-2]), dt, CPU)
-        base.numpy()[...] = np.swapaxes(arr, -1, -2)
-        s = base._strides
-        return make_view(base, 0, arr.shape, (*s[:-2], s[-1], s[-2]))
-    # stepped: every other column, after one skipped leading row
-    base = empty_tensor((arr.shape[0] + 1, *arr.shape[1:-1], 2 * arr.shape[-1]), dt, CPU)
-    base.numpy()[1:, ..., ::2] = arr
-    return make_view(base, base._strides[0], arr.shape, (*base._strides[:-1], 2))
+    base = empty_tensor((*arr.shape[:-2], arr.shape[-1], arr.shape[-2]), dt, CPU)
+    base.numpy()[...] = np.swapaxes(arr, -1, -2)
+    s = base._strides
+    return make_view(base, 0, arr.shape, (*s[:-2], s[-1], s[-2]))
 
 
 def empty_out(shape: tuple[int, ...], name: str, layout: str) -> Tensor:

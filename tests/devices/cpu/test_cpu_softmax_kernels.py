@@ -17,12 +17,10 @@ import pytest
 
 import ember
 import ember.nn.functional as F
-from ember import _dtype
-from ember._device import device
-from ember._dispatch import OPS
-from ember._tensor import Tensor, empty_tensor, make_view
+from ember._tensor import Tensor, empty_tensor
 
-CPU = device("cpu")
+from ._layouts import CPU, kernel, tensor
+
 FLOATS = ["float16", "float32", "float64"]
 LAYOUTS = ["contiguous", "transposed", "stepped"]
 KINDS = ["softmax", "log_softmax"]
@@ -43,32 +41,6 @@ CASES = [
     ((4, 1, 17), 1),  # a dim of size 1
     ((1, 33), 0),
 ]
-
-
-def kernel(kind: str) -> Any:
-    ember.zeros(1)  # loads the plugins
-    return OPS[kind].kernels["cpu"]
-
-
-def tensor(arr: np.ndarray, layout: str = "contiguous") -> Tensor:
-    """A cpu tensor whose logical values are `arr`, stored with the given layout."""
-    dt = _dtype.FROM_NUMPY[arr.dtype]
-    if layout == "contiguous" or arr.ndim == 0:
-        t = empty_tensor(arr.shape, dt, CPU)
-        t.numpy()[...] = arr
-        return t
-    if layout == "transposed":  # memory holds arr with its axes reversed
-        base = empty_tensor(arr.shape[::-1], dt, CPU)
-        base.numpy()[...] = arr.T
-        return make_view(base, 0, arr.shape, base._strides[::-1])
-    if arr.ndim == 1:  # stepped: every other element, after one skipped
-        base = empty_tensor((2 * arr.shape[0] + 1,), dt, CPU)
-        base.numpy()[1::2] = arr
-        return make_view(base, 1, arr.shape, (2,))
-    # stepped: every other element of the last dim, after a skipped leading slice
-    base = empty_tensor((arr.shape[0] + 1, *arr.shape[1:-1], 2 * arr.shape[-1]), dt, CPU)
-    base.numpy()[1:, ..., ::2] = arr
-    return make_view(base, base._strides[0], arr.shape, (*base._strides[:-1], 2))
 
 
 def reference(kind: str, arr: np.ndarray, dim: int) -> np.ndarray:
