@@ -24,6 +24,13 @@ def test_float16_mean_of_many_elements() -> None:
     assert mean == pytest.approx(float(values.astype(np.float64).mean()), rel=1e-2)
 
 
+def test_float16_mean_whose_sum_exceeds_the_half_range() -> None:
+    # The float16 sum of 70000 ones is inf; PyTorch's mean accumulates in float and gives 1.
+    ones = ember.ones(70_000, dtype=ember.float16)
+    assert ones.mean().item() == 1.0
+    assert ones.mean().dtype is ember.float16
+
+
 def test_set_num_threads_is_process_wide() -> None:
     before = ember.get_num_threads()
     try:

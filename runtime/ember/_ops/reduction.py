@@ -234,6 +234,11 @@ def mean(
     fused = _fused(MEAN, t)
     if fused is not None:
         return _run(fused, t, dims, keepdim, t._dtype)
+    if t._dtype is _dtype.float16:
+        # PyTorch's half mean accumulates and divides in float: a half sum of more than
+        # 65504 would be inf before the division.
+        wide = ew.div(sum(conv.to(t, _dtype.float32), dims, keepdim), _count(t._shape, dims))
+        return conv.to(wide, _dtype.float16)
     return ew.div(sum(t, dims, keepdim), _count(t._shape, dims))
 
 
