@@ -17,6 +17,27 @@ from ember.nn.parameter import Parameter
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "LayerNorm"]
 
 
+def _add_affine(module: Module, shape: Any, bias: bool, device: Any, dtype: Any) -> None:
+    """Register `weight` (and `bias` unless disabled) of `shape`, or both as None."""
+    if shape is None:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+        return
+    module.weight = Parameter(creation.empty(shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(creation.empty(shape, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module: Module) -> None:
+    """Weight 1 and bias 0, the initialisation of every normalisation layer."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _NormBase(Module):
     """Parameters and running-statistics buffers shared by the batch norms."""
 
@@ -45,15 +66,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(creation.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _add_affine(self, num_features if affine else None, bias, device, dtype)
         if track_running_stats:
             self.register_buffer(
                 "running_mean", creation.zeros(num_features, device=device, dtype=dtype)
@@ -81,10 +94,7 @@ class _NormBase(Module):
     def reset_parameters(self) -> None:
         """Reset the running statistics; weight 1 and bias 0."""
         self.reset_running_stats()
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
@@ -184,24 +194,13 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            shape = self.normalized_shape
-            self.weight = Parameter(creation.empty(shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.empty(shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        shape = self.normalized_shape if elementwise_affine else None
+        _add_affine(self, shape, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight 1 and bias 0."""
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -239,23 +238,12 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(creation.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _add_affine(self, num_channels if affine else None, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight 1 and bias 0."""
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
