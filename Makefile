@@ -5,16 +5,19 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.ember-installed
 CPU_SOURCES := $(wildcard devices/cpu/ember_cpu/csrc/*) devices/cpu/ember_cpu/_build.py \
 	devices/cpu/setup.py devices/cpu/pyproject.toml
+OPENCL_PACKAGE := devices/opencl/pyproject.toml
 
 .PHONY: setup demo test lint typecheck pytest bench clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml $(CPU_SOURCES)
+$(STAMP): pyproject.toml $(CPU_SOURCES) $(OPENCL_PACKAGE)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m pip install --quiet -e devices/cpu
+	# The OpenCL device with PoCL, a CPU OpenCL runtime from PyPI, so it runs everywhere.
+	$(BIN)/python -m pip install --quiet -e 'devices/opencl[pocl]'
 	touch $@
 
 demo: setup
@@ -37,4 +40,5 @@ bench: setup
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) build devices/cpu/build devices/cpu/ember_cpu/_kernels*.so
+	rm -rf $(VENV) build devices/cpu/build devices/cpu/ember_cpu/_kernels*.so \
+		devices/opencl/build

@@ -27,6 +27,7 @@ from ember._dtype import (
     set_default_dtype,
     uint8,
 )
+from ember._errors import DTypeError, OutOfMemoryError
 
 # Every public op by name, so that readers, IDEs and type checkers find them.
 from ember._ops import (
@@ -173,6 +174,15 @@ from ember._ops import (
     zeros_like,
 )
 from ember._storage import Storage
+from ember._stream import (
+    Event,
+    Stream,
+    current_stream,
+    default_stream,
+    set_stream,
+    stream,
+    synchronize,
+)
 from ember._tensor import Size, Tensor
 from ember._threads import get_num_threads, set_num_threads
 from ember.autograd import (
@@ -198,10 +208,14 @@ from ember import autograd, nn, optim, utils  # noqa: E402
 from ember.utils import data as _data  # noqa: E402, F401
 
 __all__ = [
+    "DTypeError",
     "DeviceBackend",
+    "Event",
     "Generator",
+    "OutOfMemoryError",
     "Size",
     "Storage",
+    "Stream",
     "Tensor",
     "abs",
     "add",
@@ -232,6 +246,8 @@ __all__ = [
     "copy_",
     "cos",
     "cumsum",
+    "current_stream",
+    "default_stream",
     "device",
     "device_count",
     "devices",
@@ -350,6 +366,7 @@ __all__ = [
     "set_default_dtype",
     "set_grad_enabled",
     "set_num_threads",
+    "set_stream",
     "sigmoid",
     "sign",
     "sin",
@@ -359,10 +376,12 @@ __all__ = [
     "squeeze",
     "stack",
     "std",
+    "stream",
     "sub",
     "sub_",
     "subtract",
     "sum",
+    "synchronize",
     "t",
     "take",
     "tanh",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DTypeError"]
+__all__ = ["DTypeError", "OutOfMemoryError"]
 
 
 class DTypeError(TypeError, RuntimeError):
@@ -11,4 +11,12 @@ class DTypeError(TypeError, RuntimeError):
     It is a TypeError (the Python convention for a wrong kind of argument) and a
     RuntimeError (what PyTorch raises for these cases), so code written either way
     catches it.
+    """
+
+
+class OutOfMemoryError(RuntimeError):
+    """A device allocation failed even after the caching allocator released its cache.
+
+    A RuntimeError, as PyTorch's torch.OutOfMemoryError is; the message names the device,
+    the requested size and what the allocator holds.
     """

@@ -151,6 +151,14 @@ class Tensor:
     def untyped_storage(self) -> Storage:
         return self._storage
 
+    def record_stream(self, stream: Any) -> None:
+        """Mark this tensor's memory as in use by `stream` (PyTorch's record_stream).
+
+        When the tensor is freed, the caching allocator hands its block out again only
+        after the work enqueued on `stream` up to that moment has completed.
+        """
+        self._storage.record_stream(stream)
+
     @property
     def _version(self) -> int:
         return self._storage.version
