@@ -20,8 +20,9 @@ $(STAMP): pyproject.toml $(CPU_SOURCES) $(OPENCL_PACKAGE)
 	$(BIN)/python -m pip install --quiet -e 'devices/opencl[pocl]'
 	touch $@
 
+# `make demo DEVICE=opencl` (or EMBER_DEVICE=opencl make demo) trains on another device.
 demo: setup
-	$(BIN)/python -m ember demo
+	$(BIN)/python -m ember demo $(if $(DEVICE),--device $(DEVICE))
 
 lint: setup
 	$(BIN)/ruff format --check .

@@ -30,6 +30,11 @@ class DeviceBackend:
         """How many devices of this type exist (0 when unavailable)."""
         raise NotImplementedError
 
+    def runs_on_host(self, index: int) -> bool:
+        """True when device `index` computes on the host's CPU cores (the CPU device, an
+        OpenCL CPU runtime such as PoCL): such a device is not an accelerator."""
+        return self.host_accessible
+
     def unavailable_reason(self) -> str | None:
         """None when the device type is usable, else a sentence saying why not."""
         return None

@@ -124,8 +124,13 @@ def test_the_device_comes_from_the_flag_then_ember_device_then_the_best_availabl
         digits.choose_device()
     assert digits.choose_device("cpu") == ember.device("cpu:0")  # the flag wins
     monkeypatch.delenv("EMBER_DEVICE")
-    # With an accelerator listed as available, it is preferred to cpu.
+    # PoCL's OpenCL device computes on the host's cores: it is not chosen over cpu.
+    if "opencl" in ember.devices():
+        assert ember.device("opencl")._backend.runs_on_host(0)
+        assert digits.choose_device() == ember.device("cpu:0")
+    # Another device type listed as available is asked whether it is an accelerator.
     monkeypatch.setattr(ember, "devices", lambda: ["cpu", "elsewhere"])
+    monkeypatch.setattr(ember, "device_count", lambda kind=None: 1)
     with pytest.raises(RuntimeError, match=r"unknown device type 'elsewhere'"):
         digits.choose_device()
 

@@ -162,10 +162,19 @@ def _positive(text: str) -> int:
 
 
 def choose_device(requested: str | None = None) -> ember.device:
-    """`requested`, else EMBER_DEVICE, else the first available non-cpu device, else cpu."""
+    """`requested`, else EMBER_DEVICE, else the first accelerator, else cpu.
+
+    A device that computes on the host's own cores (PoCL's OpenCL CPU device) is no faster
+    than the cpu device, so it trains only when asked for.
+    """
     name = requested or os.environ.get("EMBER_DEVICE")
     if name is None:
-        accelerators = [kind for kind in ember.devices() if kind != "cpu"]
+        accelerators = [
+            f"{kind}:{i}"
+            for kind in ember.devices()
+            for i in range(ember.device_count(kind))
+            if not ember.device(f"{kind}:{i}")._backend.runs_on_host(i)
+        ]
         name = accelerators[0] if accelerators else "cpu"
     dev = ember.device(name)
     ember.empty(0, device=dev)  # raises now, naming the device, if it is unusable
