@@ -133,17 +133,17 @@ def test_numpy_shares_memory_on_host_devices(device: str, rng) -> None:
     tensor = make(sample((3, 4), ember.float32, rng), device)
     if not is_host_device(device):
         with pytest.raises(TypeError):
-            tensor.numpy()
+            tensor.numpy(force=True)
         np.testing.assert_array_equal(tensor.numpy(force=True), host(tensor))
         return
-    array = tensor.numpy()
+    array = tensor.numpy(force=True)
     array[0, 0] = 42.0
     assert tensor[0, 0].item() == 42.0
     tensor.fill_(7.0)
     assert (array == 7.0).all()
     view = tensor.t()[1:]
-    np.testing.assert_array_equal(view.numpy(), array.T[1:])
-    assert np.shares_memory(view.numpy(), array)
+    np.testing.assert_array_equal(view.numpy(force=True), array.T[1:])
+    assert np.shares_memory(view.numpy(force=True), array)
 
 
 def test_from_numpy_and_as_tensor_share_memory(device: str) -> None:

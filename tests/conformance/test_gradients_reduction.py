@@ -40,7 +40,7 @@ def _weights(fn: Fn, arrays: Sequence[np.ndarray], device: str) -> list[np.ndarr
 def _value(fn: Fn, arrays: Sequence[np.ndarray], weights: list[np.ndarray], device: str) -> float:
     with ember.no_grad():
         outputs = _outputs(fn(*(ember.tensor(a, device=device) for a in arrays)))
-    return float(sum(np.sum(o.numpy() * w) for o, w in zip(outputs, weights, strict=True)))
+    return float(sum(np.sum(o.numpy(force=True) * w) for o, w in zip(outputs, weights, strict=True)))
 
 
 def _loss(outputs: list[ember.Tensor], weights: list[np.ndarray], device: str) -> ember.Tensor:
@@ -99,7 +99,7 @@ class _Inputs:
         """Gradients with respect to the leaves, seen in the arrays' layout."""
         result: list[Any] = []
         for grad, leaf, layout in zip(grads, self.leaves, self.layouts, strict=True):
-            g = np.zeros(tuple(leaf.shape)) if grad is None else grad.numpy()
+            g = np.zeros(tuple(leaf.shape)) if grad is None else grad.numpy(force=True)
             if grad is not None:
                 assert tuple(grad.shape) == tuple(leaf.shape)
                 assert grad.dtype == leaf.dtype
@@ -129,7 +129,7 @@ def _first_order(fn: Fn, arrays: Sequence[np.ndarray], weights: Any, device: str
     loss = _loss(_outputs(fn(*leaves)), weights, device)
     grads = ember.autograd.grad(loss, leaves, allow_unused=True)
     return [
-        np.zeros(a.shape) if g is None else g.numpy() for g, a in zip(grads, arrays, strict=True)
+        np.zeros(a.shape) if g is None else g.numpy(force=True) for g, a in zip(grads, arrays, strict=True)
     ]
 
 
@@ -157,7 +157,7 @@ def check_second_order(fn: Fn, *arrays: np.ndarray, device: str) -> None:
     else:
         seconds = ember.autograd.grad(total, leaves, allow_unused=True)
         got = [
-            np.zeros(a.shape) if s is None else s.numpy()
+            np.zeros(a.shape) if s is None else s.numpy(force=True)
             for s, a in zip(seconds, values, strict=True)
         ]
     numeric = _numeric(projected, values)
@@ -257,7 +257,7 @@ def test_extreme_ties_share_the_gradient(device: str, op: str) -> None:
         (g,) = ember.autograd.grad(y.sum(), x)
         first = [0, 0.5, 0.5] if op == "amax" else [1.0, 0, 0]
         expect = [first, [1 / 3] * 3]
-    np.testing.assert_allclose(g.numpy(), expect, rtol=1e-15)
+    np.testing.assert_allclose(g.numpy(force=True), expect, rtol=1e-15)
 
 
 @pytest.mark.parametrize("op", ["max", "min"])
@@ -280,7 +280,7 @@ def test_max_min_along_dim_ties_go_to_the_index(device: str, op: str) -> None:
     (g,) = ember.autograd.grad(values.sum(), x)
     expect = np.zeros((2, 3))
     expect[[0, 1], indices.tolist()] = 1.0
-    np.testing.assert_array_equal(g.numpy(), expect)
+    np.testing.assert_array_equal(g.numpy(force=True), expect)
 
 
 def test_max_min_of_0d_and_full(device: str, rng: np.random.Generator) -> None:
@@ -343,7 +343,7 @@ def test_logsumexp_of_large_values(device: str, rng: np.random.Generator) -> Non
     t = ember.tensor(x, device=device).requires_grad_()
     (g,) = ember.autograd.grad(ember.logsumexp(t, 1).sum(), t)
     e = np.exp(x - x.max(1, keepdims=True))
-    np.testing.assert_allclose(g.numpy(), e / e.sum(1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(g.numpy(force=True), e / e.sum(1, keepdims=True), rtol=1e-12)
 
 
 # -- broadcast (stride-0) inputs ------------------------------------------------------------

@@ -112,7 +112,7 @@ def test_conv2d_values(device: str, case: int, bias: bool, rng: Any) -> None:
     elif reference_options.get("padding") == "valid":
         reference_options["padding"] = 0
     expected = conv2d_reference(x, w, b if bias else None, **reference_options)
-    np.testing.assert_allclose(ours.numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(ours.numpy(force=True), expected, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
@@ -128,7 +128,10 @@ def test_conv2d_low_precision(device: str, dtype: str, rng: Any) -> None:
     rounded = [a.astype(dtype).astype(np.float64) for a in (x, w, b)]
     expected = conv2d_reference(*rounded, padding=1)
     np.testing.assert_allclose(
-        ours.numpy().astype(np.float64), expected, rtol=0, atol=1e-4 if dtype == "float32" else 2e-2
+        ours.numpy(force=True).astype(np.float64),
+        expected,
+        rtol=0,
+        atol=1e-4 if dtype == "float32" else 2e-2,
     )
 
 
@@ -137,7 +140,7 @@ def test_conv2d_integers_exact(device: str, rng: Any) -> None:
     ours = conv2d(tensor(x, device, ember.int64), tensor(w, device, ember.int64), stride=2)
     assert ours.dtype is ember.int64
     np.testing.assert_array_equal(
-        ours.numpy(), conv2d_reference(x, w, None, stride=2).astype(np.int64)
+        ours.numpy(force=True), conv2d_reference(x, w, None, stride=2).astype(np.int64)
     )
 
 
@@ -149,13 +152,13 @@ def test_conv1d_and_unbatched(device: str, rng: Any) -> None:
     )
     ours = conv1d(tensor(x, device), tensor(w, device), tensor(b, device), 2, 3, 2, 2)
     expected = conv2d_reference(x[:, :, None], w[:, :, None], b, (1, 2), (0, 3), (1, 2), 2)[:, :, 0]
-    np.testing.assert_allclose(ours.numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(ours.numpy(force=True), expected, atol=1e-12)
     single = conv1d(tensor(x[0], device), tensor(w, device), None, padding="same", groups=2)
     padded = conv2d_reference(x[:1, :, None], w[:, :, None], None, 1, (0, 0, 1, 2), 1, 2)
-    np.testing.assert_allclose(single.numpy(), padded[0, :, 0], atol=1e-12)
+    np.testing.assert_allclose(single.numpy(force=True), padded[0, :, 0], atol=1e-12)
     image = conv2d(tensor(x[0, :, None], device), tensor(w[:, :, None], device), groups=2)
     np.testing.assert_allclose(
-        image.numpy(),
+        image.numpy(force=True),
         conv2d_reference(x[:1, :, None], w[:, :, None], None, groups=2)[0],
         atol=1e-12,
     )
@@ -175,7 +178,7 @@ def test_conv_transpose2d_values(device: str, case: int, rng: Any) -> None:
     b = rng.standard_normal(ws[1] * options.get("groups", 1))
     ours = conv_transpose2d(tensor(x, device), tensor(w, device), tensor(b, device), **options)
     np.testing.assert_allclose(
-        ours.numpy(), conv_transpose2d_reference(x, w, b, **options), atol=1e-12
+        ours.numpy(force=True), conv_transpose2d_reference(x, w, b, **options), atol=1e-12
     )
 
 
@@ -186,7 +189,9 @@ def test_conv_transpose2d_is_the_input_gradient_of_conv2d(device: str, rng: Any)
     g = rng.standard_normal(tuple(y.shape))
     back = conv_transpose2d(tensor(g, device), tensor(w, device), stride=2, padding=1, groups=2)
     assert tuple(back.shape) == x.shape
-    assert np.isclose(np.sum(y.numpy() * g), np.sum(x * back.numpy()), rtol=1e-12)
+    assert np.isclose(
+        np.sum(y.numpy(force=True) * g), np.sum(x * back.numpy(force=True)), rtol=1e-12
+    )
 
 
 def _gradcheck(fn: Any, arrays: list[np.ndarray], device: str) -> None:
@@ -234,9 +239,9 @@ def test_conv_gradient_only_where_needed(device: str, rng: Any) -> None:
     y.backward(ember.ones_like(y))
     assert x.grad is None and w.grad is not None
     expected = conv2d_reference(
-        x.numpy().transpose(1, 0, 2, 3), np.ones((4, 2, 3, 3)), None
+        x.numpy(force=True).transpose(1, 0, 2, 3), np.ones((4, 2, 3, 3)), None
     ).transpose(1, 0, 2, 3)
-    np.testing.assert_allclose(w.grad.numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(force=True), expected, atol=1e-12)
 
 
 def test_conv2d_non_contiguous_input(device: str, rng: Any) -> None:
@@ -244,7 +249,9 @@ def test_conv2d_non_contiguous_input(device: str, rng: Any) -> None:
     permuted = tensor(x, device).permute(2, 1, 0, 3)
     ours = conv2d(permuted, tensor(w, device), padding=1)
     np.testing.assert_allclose(
-        ours.numpy(), conv2d_reference(x.transpose(2, 1, 0, 3), w, None, padding=1), atol=1e-12
+        ours.numpy(force=True),
+        conv2d_reference(x.transpose(2, 1, 0, 3), w, None, padding=1),
+        atol=1e-12,
     )
 
 
@@ -257,7 +264,7 @@ def test_conv_zero_sizes(device: str) -> None:
         ember.zeros(2, 0, 4, 4, device=device), ember.zeros(3, 0, 2, 2, device=device),
         ember.ones(3, device=device),
     )  # fmt: skip
-    np.testing.assert_array_equal(no_channels.numpy(), np.ones((2, 3, 3, 3)))
+    np.testing.assert_array_equal(no_channels.numpy(force=True), np.ones((2, 3, 3, 3)))
 
 
 def _z(*shape: int, dtype: Any = None) -> Any:
@@ -389,9 +396,13 @@ def test_matches_torch(device: str, op: str, rng: Any) -> None:
         *ours_in, **options
     )
     theirs = getattr(torch.nn.functional, op)(*theirs_in, **options)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), atol=1e-4)
+    np.testing.assert_allclose(
+        ours.detach().numpy(force=True), theirs.detach().numpy(force=True), atol=1e-4
+    )
     g = rng.standard_normal(tuple(theirs.shape)).astype(np.float32)
     ours.backward(tensor(g, device, ember.float32))
     theirs.backward(torch.tensor(g))
     for mine, reference in zip(ours_in, theirs_in, strict=True):
-        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), atol=1e-4)
+        np.testing.assert_allclose(
+            mine.grad.numpy(force=True), reference.grad.numpy(force=True), atol=1e-4
+        )

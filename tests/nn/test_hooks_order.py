@@ -22,7 +22,7 @@ def _grads(grads: tuple[Any, ...]) -> list[Any]:
 def _tree(nn: Any, log: list[str]) -> Any:
     """net(x, y) = b(a(x)) * y + x, with b = Sequential(Scale 3, Scale 5)."""
 
-    class Scale(nn.Module):  # type: ignore[misc, name-defined]
+    class Scale(nn.Module):
         def __init__(self, name: str, k: float) -> None:
             super().__init__()
             self.label = name
@@ -32,7 +32,7 @@ def _tree(nn: Any, log: list[str]) -> Any:
             log.append(f"forward {self.label}")
             return x * self.k
 
-    class Net(nn.Module):  # type: ignore[misc, name-defined]
+    class Net(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.a = Scale("a", 2.0)
@@ -73,16 +73,16 @@ def _register_everything(net: Any, mm: ModuleType, log: list[str]) -> list[Any]:
     return handles
 
 
-def _run(lib: Any, nn: Any, mm: ModuleType, y_requires_grad: bool) -> list[str]:
+def _run(lib: Any, nn: Any, mm: ModuleType, y_requires_grad: bool, device: str) -> list[str]:
     log: list[str] = []
-    net = _tree(nn, log)
+    net = _tree(nn, log).to(device)
     handles = _register_everything(net, mm, log)
     try:
-        x = lib.tensor([1.0, 2.0]).requires_grad_()
-        y = lib.tensor([0.5, -1.0]).requires_grad_(y_requires_grad)
+        x = lib.tensor([1.0, 2.0], device=device).requires_grad_()
+        y = lib.tensor([0.5, -1.0], device=device).requires_grad_(y_requires_grad)
         out = net(x, y)
         log.append("backward")
-        out.backward(lib.tensor([1.0, 10.0]))
+        out.backward(lib.tensor([1.0, 10.0], device=device))
         log.append(f"x.grad {x.grad.tolist()}")
     finally:
         for h in handles:
@@ -91,9 +91,10 @@ def _run(lib: Any, nn: Any, mm: ModuleType, y_requires_grad: bool) -> list[str]:
 
 
 @pytest.mark.parametrize("y_requires_grad", [True, False])
-def test_forward_and_backward_hook_order_matches_torch(y_requires_grad: bool) -> None:
-    expected = _run(torch, torch.nn, torch.nn.modules.module, y_requires_grad)
-    actual = _run(ember, ember.nn, ember_module, y_requires_grad)
+def test_forward_and_backward_hook_order_matches_torch(device: str, y_requires_grad: bool) -> None:
+    # The reference runs on torch's cpu; only ember's side follows the device under test.
+    expected = _run(torch, torch.nn, torch.nn.modules.module, y_requires_grad, "cpu")
+    actual = _run(ember, ember.nn, ember_module, y_requires_grad, device)
     assert actual == expected
     # net = 30 x y + x: grad_input = (go (30 y + 1), go 30 x); an input that does not
     # require grad gets zeros (PyTorch materialises it).
@@ -101,15 +102,15 @@ def test_forward_and_backward_hook_order_matches_torch(y_requires_grad: bool) ->
     assert f"bwd net [[16.0, -290.0], {grad_y}] [[1.0, 10.0]]" in actual
 
 
-def _prepend_log(nn: Any) -> list[str]:
+def _prepend_log(nn: Any, device: str) -> list[str]:
     log: list[str] = []
 
-    class Identity(nn.Module):  # type: ignore[misc, name-defined]
+    class Identity(nn.Module):
         def forward(self, x: Any) -> Any:
             log.append("forward")
             return x
 
-    m = Identity()
+    m = Identity().to(device)
     for i in range(2):
         m.register_forward_pre_hook(lambda m, a, i=i: log.append(f"pre{i}"))
         m.register_forward_pre_hook(lambda m, a, i=i: log.append(f"pre{i}-first"), prepend=True)
@@ -127,20 +128,20 @@ def _prepend_log(nn: Any) -> list[str]:
             lambda m, gi, go, i=i: log.append(f"bwd{i}-first"), prepend=True
         )
     lib = torch if nn is torch.nn else ember
-    x = lib.tensor([1.0]).requires_grad_()
-    m(x * 1).backward(lib.tensor([1.0]))
+    x = lib.tensor([1.0], device=device).requires_grad_()
+    m(x * 1).backward(lib.tensor([1.0], device=device))
     return log
 
 
-def test_prepend_and_with_kwargs_order_matches_torch() -> None:
-    assert _prepend_log(ember.nn) == _prepend_log(torch.nn)
+def test_prepend_and_with_kwargs_order_matches_torch(device: str) -> None:
+    assert _prepend_log(ember.nn, device) == _prepend_log(torch.nn, "cpu")
 
 
-def _always_call_log(nn: Any, mm: ModuleType, raise_in: str) -> list[str]:
+def _always_call_log(nn: Any, mm: ModuleType, raise_in: str, device: str) -> list[str]:
     """Which forward hooks run when forward (or a hook) raises."""
     log: list[str] = []
 
-    class Failing(nn.Module):  # type: ignore[misc, name-defined]
+    class Failing(nn.Module):
         def forward(self, x: Any) -> Any:
             log.append("forward")
             if raise_in == "forward":
@@ -155,7 +156,7 @@ def _always_call_log(nn: Any, mm: ModuleType, raise_in: str) -> list[str]:
 
         return run
 
-    m = Failing()
+    m = Failing().to(device)
     handles = [
         mm.register_module_forward_hook(hook("g-plain")),
         mm.register_module_forward_hook(hook("g-always"), always_call=True),
@@ -171,7 +172,7 @@ def _always_call_log(nn: Any, mm: ModuleType, raise_in: str) -> list[str]:
             pytest.warns(UserWarning, match=r"always_call=True"),
             pytest.raises(ValueError, match=r"boom|plain failed|always-failing failed"),
         ):
-            m(lib.tensor([1.0]))
+            m(lib.tensor([1.0], device=device))
     finally:
         for h in handles:
             h.remove()
@@ -179,9 +180,9 @@ def _always_call_log(nn: Any, mm: ModuleType, raise_in: str) -> list[str]:
 
 
 @pytest.mark.parametrize("raise_in", ["forward", "hook"])
-def test_always_call_hooks_run_when_forward_raises(raise_in: str) -> None:
-    expected = _always_call_log(torch.nn, torch.nn.modules.module, raise_in)
-    actual = _always_call_log(ember.nn, ember_module, raise_in)
+def test_always_call_hooks_run_when_forward_raises(device: str, raise_in: str) -> None:
+    expected = _always_call_log(torch.nn, torch.nn.modules.module, raise_in, "cpu")
+    actual = _always_call_log(ember.nn, ember_module, raise_in, device)
     assert actual == expected
     if raise_in == "forward":
         assert actual == [
@@ -194,9 +195,9 @@ def test_always_call_hooks_run_when_forward_raises(raise_in: str) -> None:
         ]
 
 
-def test_global_hooks_run_before_module_hooks_even_when_prepended() -> None:
+def test_global_hooks_run_before_module_hooks_even_when_prepended(device: str) -> None:
     log: list[str] = []
-    m = ember.nn.Sequential()
+    m = ember.nn.Sequential().to(device)
     m.register_forward_pre_hook(lambda m, a: log.append("module"), prepend=True)
     m.register_forward_hook(lambda m, a, o: log.append("module-fwd"), prepend=True)
     handles = [
@@ -204,7 +205,7 @@ def test_global_hooks_run_before_module_hooks_even_when_prepended() -> None:
         ember_module.register_module_forward_hook(lambda m, a, o: log.append("global-fwd")),
     ]
     try:
-        m(ember.tensor([1.0]))
+        m(ember.tensor([1.0], device=device))
     finally:
         for h in handles:
             h.remove()

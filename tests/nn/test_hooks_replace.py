@@ -77,80 +77,82 @@ def test_global_forward_hook_with_kwargs() -> None:
     assert seen == [{"k": 1}]
 
 
-def test_backward_pre_hook_replaces_grad_output() -> None:
-    m = Double()
+def test_backward_pre_hook_replaces_grad_output(device: str) -> None:
+    m = Double().to(device)
     m.register_full_backward_pre_hook(lambda m, grad_output: (grad_output[0] * 10.0,))
-    x = ember.tensor([1.0, 2.0]).requires_grad_()
-    m(x).backward(ember.tensor([1.0, 1.0]))
-    np.testing.assert_array_equal(x.grad.numpy(), [20.0, 20.0])
+    x = ember.tensor([1.0, 2.0], device=device).requires_grad_()
+    m(x).backward(ember.tensor([1.0, 1.0], device=device))
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.numpy(force=True), [20.0, 20.0])
 
 
-def test_backward_hook_replaces_grad_input() -> None:
-    m = Double()
+def test_backward_hook_replaces_grad_input(device: str) -> None:
+    m = Double().to(device)
     seen = []
     m.register_full_backward_hook(lambda m, gi, go: (gi[0] + 100.0,))
     m.register_full_backward_hook(lambda m, gi, go: seen.append(gi[0].tolist()))
-    x = ember.tensor([1.0, 2.0]).requires_grad_()
-    m(x).backward(ember.tensor([1.0, 3.0]))
+    x = ember.tensor([1.0, 2.0], device=device).requires_grad_()
+    m(x).backward(ember.tensor([1.0, 3.0], device=device))
     assert seen == [[102.0, 106.0]]
-    np.testing.assert_array_equal(x.grad.numpy(), [102.0, 106.0])
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.numpy(force=True), [102.0, 106.0])
 
 
-def test_backward_hooks_returning_the_wrong_number_of_gradients_raise() -> None:
-    x = ember.tensor([1.0]).requires_grad_()
-    m = Double()
+def test_backward_hooks_returning_the_wrong_number_of_gradients_raise(device: str) -> None:
+    x = ember.tensor([1.0], device=device).requires_grad_()
+    m = Double().to(device)
     m.register_full_backward_pre_hook(lambda m, go: (go[0], go[0]))
     with pytest.raises(
         RuntimeError,
         match=r"Backward pre hook returned an invalid number of grad_output, got 2, but "
         r"expected 1",
     ):
-        m(x).backward(ember.tensor([1.0]))
-    m = Double()
+        m(x).backward(ember.tensor([1.0], device=device))
+    m = Double().to(device)
     m.register_full_backward_hook(lambda m, gi, go: ())
     with pytest.raises(
         RuntimeError,
         match=r"Backward hook returned an invalid number of grad_input, got 0, but expected 1",
     ):
-        m(x).backward(ember.tensor([1.0]))
+        m(x).backward(ember.tensor([1.0], device=device))
 
 
-def test_backward_hooks_of_a_module_whose_inputs_need_no_grad() -> None:
+def test_backward_hooks_of_a_module_whose_inputs_need_no_grad(device: str) -> None:
     """They fire at the outputs, with grad_input all None, and must not return gradients."""
-    scale = nn.Parameter(ember.tensor([3.0]))
+    scale = nn.Parameter(ember.tensor([3.0], device=device))
 
     class Scaled(nn.Module):
         def forward(self, x: ember.Tensor) -> ember.Tensor:
             return x * scale
 
-    m = Scaled()
+    m = Scaled().to(device)
     seen = []
     m.register_full_backward_hook(lambda m, gi, go: seen.append((gi, go[0].tolist())))
     with pytest.warns(UserWarning, match="no inputs require gradients"):
-        m(ember.tensor([2.0])).backward(ember.tensor([1.0]))
+        m(ember.tensor([2.0], device=device)).backward(ember.tensor([1.0], device=device))
     assert seen == [((None,), [1.0])]
-    assert scale.grad.tolist() == [2.0]
-    m.register_full_backward_hook(lambda m, gi, go: (ember.tensor([1.0]),))
+    assert scale.grad is not None and scale.grad.tolist() == [2.0]
+    m.register_full_backward_hook(lambda m, gi, go: (ember.tensor([1.0], device=device),))
     with (
         pytest.warns(UserWarning, match="no inputs require gradients"),
         pytest.raises(RuntimeError, match="should always return None or None for all"),
     ):
-        m(ember.tensor([2.0])).backward(ember.tensor([1.0]))
+        m(ember.tensor([2.0], device=device)).backward(ember.tensor([1.0], device=device))
 
 
-def test_no_grad_call_sets_up_no_backward_hooks() -> None:
-    m = Double()
+def test_no_grad_call_sets_up_no_backward_hooks(device: str) -> None:
+    m = Double().to(device)
     calls = []
     m.register_full_backward_hook(lambda *a: calls.append(a))
-    x = ember.tensor([1.0]).requires_grad_()
+    x = ember.tensor([1.0], device=device).requires_grad_()
     with ember.no_grad():
         out = m(x)
     assert not out.requires_grad
     assert calls == []
 
 
-def test_removed_hooks_no_longer_run() -> None:
-    m = Double()
+def test_removed_hooks_no_longer_run(device: str) -> None:
+    m = Double().to(device)
     log: list[str] = []
     handles = [
         m.register_forward_pre_hook(lambda m, a: log.append("pre")),
@@ -162,19 +164,19 @@ def test_removed_hooks_no_longer_run() -> None:
         ember_module.register_module_full_backward_pre_hook(lambda m, g: log.append("g-bpre")),
         ember_module.register_module_full_backward_hook(lambda m, gi, go: log.append("g-bwd")),
     ]
-    x = ember.tensor([1.0]).requires_grad_()
-    m(x).backward(ember.tensor([1.0]))
+    x = ember.tensor([1.0], device=device).requires_grad_()
+    m(x).backward(ember.tensor([1.0], device=device))
     assert sorted(log) == sorted(["pre", "fwd", "bpre", "bwd", "g-pre", "g-fwd", "g-bpre", "g-bwd"])
     for handle in handles:
         handle.remove()
         handle.remove()  # removing twice is harmless
     log.clear()
-    m(x).backward(ember.tensor([1.0]))
+    m(x).backward(ember.tensor([1.0], device=device))
     assert log == []
 
 
-def test_a_hook_may_remove_itself_while_running() -> None:
-    m = Double()
+def test_a_hook_may_remove_itself_while_running(device: str) -> None:
+    m = Double().to(device)
     log: list[str] = []
 
     def once(module: nn.Module, args: Any) -> None:
@@ -183,27 +185,27 @@ def test_a_hook_may_remove_itself_while_running() -> None:
 
     handle = m.register_forward_pre_hook(once)
     m.register_forward_pre_hook(lambda m, a: log.append("always"))
-    m(ember.tensor([1.0]))
-    m(ember.tensor([1.0]))
+    m(ember.tensor([1.0], device=device))
+    m(ember.tensor([1.0], device=device))
     assert log == ["once", "always", "always"]
 
 
-def test_handle_is_a_context_manager() -> None:
-    m = Double()
+def test_handle_is_a_context_manager(device: str) -> None:
+    m = Double().to(device)
     log: list[int] = []
     with m.register_forward_hook(lambda m, a, o: log.append(1)):
-        m(ember.tensor([1.0]))
-    m(ember.tensor([1.0]))
+        m(ember.tensor([1.0], device=device))
+    m(ember.tensor([1.0], device=device))
     assert log == [1]
 
 
-def test_a_module_whose_hooks_were_all_removed_returns_to_the_hook_free_path() -> None:
-    m = Double()
+def test_a_module_whose_hooks_were_all_removed_returns_to_the_hook_free_path(device: str) -> None:
+    m = Double().to(device)
     assert m._maybe_call_hooks is False
     handle = m.register_forward_hook(lambda m, a, o: None)
     assert m._maybe_call_hooks is True
     handle.remove()
-    m(ember.tensor([1.0]))
+    m(ember.tensor([1.0], device=device))
     assert m._maybe_call_hooks is False
 
 

@@ -87,14 +87,16 @@ def test_multihead_attention_matches_torch(
 
 
 def test_self_attention_unbatched_and_causal(device: str, rng: Any) -> None:
-    ours, theirs = nn.MultiheadAttention(4, 2), torch.nn.MultiheadAttention(4, 2)
+    ours, theirs = nn.MultiheadAttention(4, 2).to(device), torch.nn.MultiheadAttention(4, 2)
     copy_into_torch(ours, theirs)
     x, tx = pair(rng.standard_normal((5, 4)), device)
     causal = np.triu(np.ones((5, 5), dtype=bool), 1)
     out = ours(x, x, x, attn_mask=ember.tensor(causal, device=device), is_causal=True)
     expected = theirs(tx, tx, tx, attn_mask=torch.tensor(causal), is_causal=True)
     assert_same_outputs(out, expected, atol=1e-5)
-    out = ours(x, x, x, attn_mask=ember.tensor(causal), need_weights=False, is_causal=True)
+    out = ours(
+        x, x, x, attn_mask=ember.tensor(causal, device=device), need_weights=False, is_causal=True
+    )
     expected = theirs(
         tx, tx, tx, attn_mask=torch.tensor(causal), need_weights=False, is_causal=True
     )
@@ -120,7 +122,7 @@ def test_parameters_and_init_follow_torch(device: str) -> None:
 
 
 def test_dropout_only_in_training(device: str, rng: Any) -> None:
-    layer = nn.MultiheadAttention(4, 1, dropout=0.9)
+    layer = nn.MultiheadAttention(4, 1, dropout=0.9).to(device)
     x = ember.tensor(rng.standard_normal((6, 1, 4)).astype(np.float32), device=device)
     layer.eval()
     first, _ = layer(x, x, x)

@@ -72,7 +72,7 @@ def test_layer_matches_torch(device: str, name: str, rng: Any) -> None:
 
 def test_conv_transpose_output_size(device: str, rng: Any) -> None:
     ours, theirs = (
-        nn.ConvTranspose2d(2, 3, 3, stride=2),
+        nn.ConvTranspose2d(2, 3, 3, stride=2).to(device),
         torch.nn.ConvTranspose2d(2, 3, 3, stride=2),
     )
     copy_into_torch(ours, theirs)

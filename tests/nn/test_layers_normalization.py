@@ -82,7 +82,7 @@ def test_batch_norm_buffers_and_counter(device: str, rng: Any) -> None:
 
 
 def test_batch_norm_untracked_has_no_buffers_and_uses_batch_stats_in_eval(device: str) -> None:
-    layer = nn.BatchNorm1d(2, track_running_stats=False).eval()
+    layer = nn.BatchNorm1d(2, track_running_stats=False).to(device).eval()
     assert dict(layer.named_buffers()) == {}
     assert layer.running_mean is None
     x = ember.tensor([[1.0, 2.0], [3.0, 6.0]], device=device)

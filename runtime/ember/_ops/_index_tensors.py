@@ -1,11 +1,15 @@
 """Index tensors: dtype and device checks, range checks, and negative-index wrapping.
 
 Range checks read the index's min and max back to the host: one small transfer, so that
-an out-of-range index is a clear IndexError instead of a device fault.
+an out-of-range index is a clear IndexError instead of a device fault. On an asynchronous
+device that transfer makes the host wait for the device, so a check is done once: an op
+that validated an index tensor remembers it (`remember_in_range`), and later ops given the
+same, unmodified tensor skip the read (cross-entropy's gather and scatter, for example).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -59,6 +63,22 @@ def bounds(index: Tensor) -> tuple[int, int]:
     return int(low), int(high)
 
 
+# id(index) -> (weak reference, storage version when checked, n): every value is in
+# [0, n). Keyed by id because a tensor's == is elementwise; the reference's callback
+# drops the entry when the tensor dies.
+_in_range: dict[int, tuple[weakref.ref[Tensor], int, int]] = {}
+
+
+def remember_in_range(index: Tensor, n: int) -> None:
+    """Record that every value of `index` is in [0, n), until `index` is written to."""
+    key = id(index)
+    _in_range[key] = (
+        weakref.ref(index, lambda _: _in_range.pop(key, None)),
+        index._storage.version,
+        n,
+    )
+
+
 def checked(
     index: Tensor, size: int, *, negative: bool, error: Callable[[int], Exception]
 ) -> Tensor:
@@ -67,6 +87,14 @@ def checked(
     `error(value)` builds the exception for the first offending value found (min or max).
     """
     if not index.numel():
+        return index
+    known = _in_range.get(id(index))
+    if (
+        known is not None
+        and known[0]() is index
+        and known[1] == index._storage.version
+        and known[2] <= size
+    ):
         return index
     low, high = bounds(index)
     if high >= size:

@@ -11,12 +11,12 @@
  *
  *   uniform_  u takes as many bits as the dtype's significand (as PyTorch does), so that it
  *             is exact and below 1: float32: u = (x0 >> 8) * 2^-24; float16: u = (x0 >> 21)
- *             * 2^-11; v = lo + u * (hi - lo) in float32 arithmetic (lo, hi rounded to
+ *             * 2^-11; v = fma(u, hi - lo, lo) in float32 arithmetic (lo, hi rounded to
  *             float32 first), float16 stores v rounded to nearest.
- *             float64: u = ((x0 << 32 | x1) >> 11) * 2^-53, v = lo + u * (hi - lo) in double.
+ *             float64: u = ((x0 << 32 | x1) >> 11) * 2^-53, v = fma(u, hi - lo, lo) in double.
  *   normal_   float32/float16: u1 = ((x0 >> 8) + 1) * 2^-24 (in (0, 1]),
  *             u2 = (x1 >> 8) * 2^-24, z = sqrt(-2 log u1) * cos(2 pi u2),
- *             v = mean + std * z, all in float32.
+ *             v = fma(std, z, mean), all in float32.
  *             float64: u1 = (((x0 << 32 | x1) >> 11) + 1) * 2^-53,
  *             u2 = ((x2 << 32 | x3) >> 11) * 2^-53, same formula in double.
  *   random_   r = ((x0 << 32 | x1) mod (hi - lo)) + lo, as uint64 arithmetic (hi - lo == 2^64
@@ -97,9 +97,9 @@ static inline uint64_t bits53(uint32_t hi, uint32_t lo) {
     }
 
 static inline float uniform_f(const random_params* r, float u) {
-    return (float)r->a + u * ((float)r->b - (float)r->a);
+    return fmaf(u, (float)r->b - (float)r->a, (float)r->a);
 }
-#define EM_UNIFORM_D(x) (r->a + (double)bits53((x)[0], (x)[1]) * EM_TWO_POW_M53 * (r->b - r->a))
+#define EM_UNIFORM_D(x) fma((double)bits53((x)[0], (x)[1]) * EM_TWO_POW_M53, r->b - r->a, r->a)
 EM_RANDOM_LOOP(uniform_f16, em_half, uniform_f(r, (float)(x[0] >> 21) * EM_TWO_POW_M11))
 EM_RANDOM_LOOP(uniform_f32, float, uniform_f(r, (float)(x[0] >> 8) * EM_TWO_POW_M24))
 EM_RANDOM_LOOP(uniform_f64, double, EM_UNIFORM_D(x))
@@ -108,13 +108,13 @@ static inline float normal_f(const random_params* r, const uint32_t* x) {
     float u1 = (float)((x[0] >> 8) + 1) * EM_TWO_POW_M24;
     float u2 = (float)(x[1] >> 8) * EM_TWO_POW_M24;
     float z = sqrtf(-2.0f * logf(u1)) * cosf(EM_TWO_PI_F * u2);
-    return (float)r->a + (float)r->b * z;
+    return fmaf((float)r->b, z, (float)r->a);
 }
 static inline double normal_d(const random_params* r, const uint32_t* x) {
     double u1 = (double)(bits53(x[0], x[1]) + 1) * EM_TWO_POW_M53;
     double u2 = (double)bits53(x[2], x[3]) * EM_TWO_POW_M53;
     double z = sqrt(-2.0 * log(u1)) * cos(EM_TWO_PI * u2);
-    return r->a + r->b * z;
+    return fma(r->b, z, r->a);
 }
 EM_RANDOM_LOOP(normal_f16, em_half, normal_f(r, x))
 EM_RANDOM_LOOP(normal_f32, float, normal_f(r, x))

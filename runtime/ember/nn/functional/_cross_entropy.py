@@ -13,7 +13,7 @@ from ember._ops import conversion, creation, indexing, unary
 from ember._ops import elementwise as ew
 from ember._ops import reduction as reduce_ops
 from ember._ops import shape as shape_ops
-from ember._ops._index_tensors import bounds
+from ember._ops._index_tensors import bounds, remember_in_range
 from ember._tensor import Tensor
 from ember.autograd._graph import FormulaNode, needs_grad, record
 from ember.nn.functional import _reduction
@@ -57,12 +57,14 @@ def _class_positions(
         return index, None
     low, high = bounds(index)
     if low >= 0 and high < classes and not low <= ignore_index <= high:
+        remember_in_range(index, classes)  # gather and scatter needn't read it again
         return index, None
     ignored = ew.eq(index, ignore_index)
     positions = unary.where(ignored, 0, index)
     low, high = bounds(positions)
     if low < 0 or high >= classes:
         raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
+    remember_in_range(positions, classes)
     return positions, ignored
 
 
