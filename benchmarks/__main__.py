@@ -1,7 +1,8 @@
 """`python -m benchmarks`: Ember, PyTorch and NumPy side by side; JSON under benchmarks/results/.
 
-Two suites run by default: `core` (ops) and `training` (autograd, training steps, the digits
-demo), one table per thread count.
+Three suites run by default: `core` (ops) and `training` (autograd, training steps, the
+digits demo), one table per thread count, then `opencl` (Ember's opencl device next to plain
+pyopencl on the same device, and the runtime figures), skipped when that device is missing.
 """
 
 from __future__ import annotations
@@ -20,13 +21,24 @@ from benchmarks.bench_core import CASES, Case
 from benchmarks.bench_training import TRAINING_CASES
 from benchmarks.environment import collect_environment, environment_notes, load_average
 from benchmarks.harness import Budget
-from benchmarks.libraries import LIBRARY_NAMES, load_libraries
+from benchmarks.libraries import LIBRARY_NAMES, Library, load_libraries, set_threads
+from benchmarks.opencl_report import (
+    OPENCL_LEGEND,
+    format_opencl,
+    opencl_as_json,
+    opencl_failures,
+    opencl_summary,
+)
+from benchmarks.opencl_suite import OpenCLSuite, case_names, run_opencl_suite
 from benchmarks.report import LEGEND, format_sections, section_as_json, write_results
 from benchmarks.runner import Section, run_section
 
 RESULTS_DIRECTORY: Final = Path(__file__).resolve().parent / "results"
 _SCHEMA_VERSION: Final = 1
 SUITES: Final[dict[str, tuple[Case, ...]]] = {"core": CASES, "training": TRAINING_CASES}
+# Not a table of `Case`s: its own rows against pyopencl, and figures (opencl_suite.py).
+OPENCL: Final = "opencl"
+ALL_SUITES: Final = (*SUITES, OPENCL)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -34,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = _parser().parse_args(argv)
     faulthandler.enable()  # a crashing kernel takes the process down; say where it was
     suites = _suites(arguments.suite)
-    cases = _select(arguments.only, suites)
+    cases, opencl_only = _select(arguments.only, suites)
     budget = Budget(target_s=arguments.budget)
     if arguments.quick:
         budget = replace(budget, target_s=0.05, min_samples=3, hard_cap_s=1.0)
@@ -44,14 +56,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     libraries = load_libraries(tuple(arguments.libraries.split(",")))
     environment = collect_environment(libraries)
     sections: list[Section] = []
-    for threads in arguments.threads:
+    for threads in arguments.threads if cases else ():
         print(f"running {len(cases)} cases at {threads} thread(s)...", file=sys.stderr)
         sections.append(run_section(threads, cases, libraries, budget, headline=threads == 1))
+    opencl = None
+    if opencl_only is not None:
+        output = None if arguments.no_save else arguments.output_dir
+        opencl = _run_opencl(libraries, budget, opencl_only, arguments.quick, output)
 
     notes = environment_notes(environment, libraries)
-    print(format_sections(sections))
-    print("\n" + LEGEND)
-    print(_summary(sections))
+    if sections:
+        print(format_sections(sections))
+        print("\n" + LEGEND)
+    if opencl is not None:
+        print(("\n" if sections else "") + format_opencl(opencl))
+        if opencl.skipped is None:
+            print("\n" + OPENCL_LEGEND)
+    if sections:
+        print(_summary(sections))
+    if opencl is not None:
+        print(opencl_summary(opencl))
     for note in notes:
         print(f"note: {note}")
 
@@ -66,13 +90,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         "notes": notes,
         "sections": [section_as_json(section) for section in sections],
     }
+    if opencl is not None:
+        document[OPENCL] = opencl_as_json(opencl)
     if not arguments.no_save:
         stem = "-".join(suites) + "-" + started.astimezone().strftime("%Y%m%d-%H%M%S")
         path = write_results(document, arguments.output_dir, stem)
         print(f"results: {_display(path)} (and latest.json beside it)")
-    if arguments.strict and _headline_failures(sections):
+    if arguments.strict and (
+        _headline_failures(sections) or (opencl is not None and opencl_failures(opencl))
+    ):
         return 1
     return 0
+
+
+def _run_opencl(
+    libraries: dict[str, Library],
+    budget: Budget,
+    only: set[str],
+    quick: bool,
+    output: Path | None,
+) -> OpenCLSuite:
+    """The opencl suite, with Ember's CPU threads back at one (its small-op reference)."""
+    ember = libraries.get("ember")
+    set_threads(1, libraries)
+    module = ember.module if ember is not None else None
+    return run_opencl_suite(module, budget, only=only, quick=quick, figures_directory=output)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -85,8 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--suite",
-        default=",".join(SUITES),
-        help=f"comma-separated suites (default: {','.join(SUITES)})",
+        default=",".join(ALL_SUITES),
+        help=f"comma-separated suites (default: {','.join(ALL_SUITES)})",
     )
     parser.add_argument("--only", default="", help="comma-separated case names (default: all)")
     parser.add_argument(
@@ -117,20 +159,25 @@ def _thread_counts(text: str) -> tuple[int, ...]:
 
 def _suites(text: str) -> tuple[str, ...]:
     names = tuple(name.strip() for name in text.split(",") if name.strip())
-    unknown = [name for name in names if name not in SUITES]
+    unknown = [name for name in names if name not in ALL_SUITES]
     if unknown or not names:
-        raise SystemExit(f"unknown suite(s) {', '.join(unknown)}; known: {', '.join(SUITES)}")
+        raise SystemExit(f"unknown suite(s) {', '.join(unknown)}; known: {', '.join(ALL_SUITES)}")
     return names
 
 
-def _select(only: str, suites: tuple[str, ...]) -> tuple[Case, ...]:
-    available = tuple(case for suite in suites for case in SUITES[suite])
+def _select(only: str, suites: tuple[str, ...]) -> tuple[tuple[Case, ...], set[str] | None]:
+    """The `Case`s to run, and the opencl suite's selection (None: do not run it)."""
+    available = tuple(case for suite in suites for case in SUITES.get(suite, ()))
+    opencl_names = set(case_names()) if OPENCL in suites else set()
     names = {name.strip() for name in only.split(",") if name.strip()}
-    unknown = names - {case.name for case in available}
+    unknown = names - {case.name for case in available} - opencl_names
     if unknown:
-        known = ", ".join(case.name for case in available)
+        known = ", ".join([case.name for case in available] + sorted(opencl_names))
         raise SystemExit(f"unknown case(s) {', '.join(sorted(unknown))}; known: {known}")
-    return tuple(case for case in available if not names or case.name in names)
+    cases = tuple(case for case in available if not names or case.name in names)
+    opencl_only = names & opencl_names
+    run_opencl = OPENCL in suites and (not names or bool(opencl_only))
+    return cases, (opencl_only if run_opencl else None)
 
 
 def _summary(sections: Sequence[Section]) -> str:

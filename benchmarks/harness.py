@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 import time
 import timeit
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -58,13 +59,28 @@ class Sampler:
     samples for a slice of wall time; the runner alternates libraries slice by slice, so a
     burst of load from another process lands on all of them rather than on one column.
     The caller has already run the statement once (warm-up and result check).
+
+    `before` runs ahead of every sample, outside the timed span; `clock` reads the time at
+    a sample's start and end. An asynchronous device passes its synchronize to `before`
+    (each sample starts with an idle device) and, to count the device's work, a clock that
+    synchronizes before reading the time.
     """
 
     __slots__ = ("_budget", "_per_call", "_spent_ns", "_timer", "number")
 
-    def __init__(self, statement: str, namespace: dict[str, Any], budget: Budget) -> None:
+    def __init__(
+        self,
+        statement: str,
+        namespace: dict[str, Any],
+        budget: Budget,
+        *,
+        before: Callable[[], object] | None = None,
+        clock: Callable[[], int] = time.perf_counter_ns,
+    ) -> None:
         self._budget = budget
-        self._timer = timeit.Timer(statement, globals=namespace, timer=time.perf_counter_ns)
+        self._timer = timeit.Timer(
+            statement, setup=before or "pass", globals=namespace, timer=clock
+        )
         start = time.perf_counter_ns()
         self.number, first = _calibrate(self._timer, budget.min_sample_s * _NS_PER_S)
         self._per_call = [first]
