@@ -193,6 +193,15 @@ from ember.autograd import (
     no_grad,
     set_grad_enabled,
 )
+from ember.memory import (
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    reset_peak_memory_stats,
+)
 from ember.serialization import load, save
 
 __version__ = "0.1.0"
@@ -204,7 +213,7 @@ long = int64
 int = int32
 
 # Subpackages, imported with ember as torch's are.
-from ember import autograd, nn, optim, utils  # noqa: E402
+from ember import autograd, memory, nn, optim, utils  # noqa: E402
 from ember.utils import data as _data  # noqa: E402, F401
 
 __all__ = [
@@ -256,6 +265,7 @@ __all__ = [
     "double",
     "dtype",
     "empty",
+    "empty_cache",
     "empty_like",
     "enable_grad",
     "eq",
@@ -313,8 +323,14 @@ __all__ = [
     "masked_fill_",
     "matmul",
     "max",
+    "max_memory_allocated",
+    "max_memory_reserved",
     "maximum",
     "mean",
+    "memory",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
     "min",
     "minimum",
     "mm",
@@ -351,6 +367,7 @@ __all__ = [
     "relu",
     "relu_",
     "remainder",
+    "reset_peak_memory_stats",
     "reshape",
     "result_type",
     "round",

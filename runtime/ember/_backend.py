@@ -84,7 +84,8 @@ class DeviceBackend:
 
         Enqueued on the device's current stream; returns once `target` holds the values
         unless `non_blocking`, in which case they are there once that stream has passed
-        this point (an event recorded after the call, or a synchronize, tells).
+        this point (an event recorded after the call, or a synchronize, tells) and the
+        backend keeps `target` alive until then.
         """
         raise NotImplementedError
 

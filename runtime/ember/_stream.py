@@ -91,10 +91,13 @@ class Stream:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Stream):
             return NotImplemented
-        return self.device is other.device and self.native is other.native
+        # A synchronous device's natives are all None: only identity tells its streams apart.
+        return self is other or (
+            self.native is not None and self.device is other.device and self.native is other.native
+        )
 
     def __hash__(self) -> int:
-        return hash((self.device, id(self.native)))
+        return hash((self.device, id(self) if self.native is None else id(self.native)))
 
     def __repr__(self) -> str:
         kind = "default " if self is _defaults.get(self.device) else ""

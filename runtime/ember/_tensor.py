@@ -16,6 +16,7 @@ import numpy as np
 from ember import _dtype as dtypes
 from ember._device import device
 from ember._storage import HostView, Storage
+from ember._stream import current_native
 
 __all__ = ["Tensor", "contiguous_strides", "empty_tensor", "make_view"]
 
@@ -271,7 +272,8 @@ class Tensor:
             )
         backend = self._device._backend
         if backend.host_accessible:
-            backend.synchronize(self._device.index)
+            if not backend.synchronous:  # wait for the current stream only
+                backend.stream_synchronize(current_native(self._device))
             return np.asarray(self._host_view())
         if not force:
             raise TypeError(
@@ -311,7 +313,8 @@ class Tensor:
         read = _READ_SCALAR[dt.index]
         if read is not None and backend.host_accessible:
             # Read the element in place: no NumPy array view (~1 us) for one number.
-            backend.synchronize(dev.index)
+            if not backend.synchronous:  # wait for the current stream only
+                backend.stream_synchronize(current_native(dev))
             return read(self._storage.ptr + self._offset * dt.itemsize).value
         return _ops.to_host_array(self).reshape(()).item()
 
@@ -663,8 +666,8 @@ class Tensor:
         return _ops.mul(self, self)
 
     # in-place and copies
-    def copy_(self, src: Tensor) -> Tensor:
-        return _ops.copy_(self, src)
+    def copy_(self, src: Tensor, non_blocking: builtins.bool = False) -> Tensor:
+        return _ops.copy_(self, src, non_blocking)
 
     def fill_(self, value: Any) -> Tensor:
         return _ops.fill_(self, value)

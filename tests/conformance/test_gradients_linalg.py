@@ -29,7 +29,8 @@ def test_mm_with_one_operand_requiring_grad(device: str, rng: np.random.Generato
     with ember.no_grad():
         a.mul_(2.0)
     (g,) = ember.autograd.grad(product.sum(), a)
-    np.testing.assert_allclose(g.numpy(force=True), np.ones((3, 2)) @ b.numpy(force=True).T, rtol=1e-12)
+    expected = np.ones((3, 2)) @ b.numpy(force=True).T
+    np.testing.assert_allclose(g.numpy(force=True), expected, rtol=1e-12)
     product = ember.mm(a, b)
     with ember.no_grad():
         b.add_(1.0)

@@ -40,7 +40,8 @@ def _weights(fn: Fn, arrays: Sequence[np.ndarray], device: str) -> list[np.ndarr
 def _value(fn: Fn, arrays: Sequence[np.ndarray], weights: list[np.ndarray], device: str) -> float:
     with ember.no_grad():
         outputs = _outputs(fn(*(ember.tensor(a, device=device) for a in arrays)))
-    return float(sum(np.sum(o.numpy(force=True) * w) for o, w in zip(outputs, weights, strict=True)))
+    pairs = zip(outputs, weights, strict=True)
+    return float(sum(np.sum(o.numpy(force=True) * w) for o, w in pairs))
 
 
 def _loss(outputs: list[ember.Tensor], weights: list[np.ndarray], device: str) -> ember.Tensor:
@@ -129,7 +130,8 @@ def _first_order(fn: Fn, arrays: Sequence[np.ndarray], weights: Any, device: str
     loss = _loss(_outputs(fn(*leaves)), weights, device)
     grads = ember.autograd.grad(loss, leaves, allow_unused=True)
     return [
-        np.zeros(a.shape) if g is None else g.numpy(force=True) for g, a in zip(grads, arrays, strict=True)
+        np.zeros(a.shape) if g is None else g.numpy(force=True)
+        for g, a in zip(grads, arrays, strict=True)
     ]
 
 

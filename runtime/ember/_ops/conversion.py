@@ -12,6 +12,7 @@ from ember._dispatch import kernel_for
 from ember._ops import names
 from ember._ops._meta import broadcast_shapes, broadcast_strides, describe
 from ember._ops._overlap import check_no_overlap
+from ember._stream import current_native
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import check_inplace, needs_grad, record
 
@@ -43,7 +44,7 @@ def copy_(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
         check_no_overlap("copy_", dst, (src,))
         kernel_for(names.COPY, dst._device, dst._dtype)(dst, src)
     else:
-        _copy_across_devices(dst, src)
+        _copy_across_devices(dst, src, non_blocking)
     dst._storage.version += 1
     if grad:
         # `dst` continues the graph from the copy, which replaced all of its values.
@@ -71,17 +72,90 @@ def _clone_backward(node: Any, g: Tensor) -> tuple[Tensor]:
     return (g,)
 
 
-def _copy_across_devices(dst: Tensor, src: Tensor) -> None:
-    host = np.asarray(to_host_array(src), dtype=dst._dtype.numpy, order="C")
+def _copy_across_devices(dst: Tensor, src: Tensor, non_blocking: bool) -> None:
+    """Copy between devices on the current streams, through host memory.
+
+    Host-to-device copies never make the host wait for the device: with `non_blocking`
+    the backend reads `src`'s memory later (the caller must not change it meanwhile, as in
+    PyTorch); without, a source that the caller could still change is first snapshotted
+    on the host. Device-to-host copies with `non_blocking` return before the values
+    arrive: the caller synchronizes the stream (or an event recorded after the copy)
+    before reading them.
+    """
+    if dst._device._backend.host_accessible:
+        _copy_to_host_tensor(dst, src, non_blocking)
+    else:
+        _copy_to_device_tensor(dst, src, non_blocking)
+
+
+def _copy_to_host_tensor(dst: Tensor, src: Tensor, non_blocking: bool) -> None:
+    if dst.numel() == 0:
+        return
+    wait_for_host(dst)
+    target = np.asarray(dst._host_view())
+    backend = src._device._backend
+    same_dtype = src._dtype is dst._dtype
+    if backend.host_accessible or not dst._contiguous or not (same_dtype or non_blocking):
+        np.copyto(target, to_host_array(src), casting="unsafe")
+        return
+    if not (src._contiguous and same_dtype):
+        # Convert on the device, so that the transfer itself can stay asynchronous.
+        staged = empty_tensor(src._shape, dst._dtype, src._device)
+        kernel_for(names.COPY, src._device, dst._dtype)(staged, src)
+        src = staged
+    # `target` views dst's storage, so the backend holding it keeps that memory alive.
+    _read(backend, src, target, non_blocking)
+
+
+def _copy_to_device_tensor(dst: Tensor, src: Tensor, non_blocking: bool) -> None:
+    values = to_host_array(src)
+    host = np.asarray(values, dtype=dst._dtype.numpy, order="C")
+    # A host tensor's memory is the caller's, who may change it once we return.
+    owned = host is not values or not src._device._backend.host_accessible
+    upload(dst, host, owned, non_blocking)
+
+
+def upload(dst: Tensor, host: np.ndarray, owned: bool, non_blocking: bool = False) -> None:
+    """Enqueue a copy of `host` (C-contiguous, `dst`'s shape and dtype) into device `dst`.
+
+    The host never waits: an asynchronous device reads `host` later, so unless the copy is
+    `non_blocking` (the caller then keeps `host` unchanged until the copy is done) or
+    `owned` (nobody else holds `host`), it reads a snapshot of it.
+    """
+    if not host.size:
+        return
     backend = dst._device._backend
+    asynchronous = not backend.synchronous
+    if asynchronous and not (non_blocking or owned):
+        host = host.copy()
     if dst._contiguous:
-        backend.copy_from_host(
-            dst._storage.handle, dst._offset * dst._dtype.itemsize, host, dst._device.index
-        )
+        _write(backend, dst, host, asynchronous)
         return
     staging = empty_tensor(dst._shape, dst._dtype, dst._device)
-    backend.copy_from_host(staging._storage.handle, 0, host, dst._device.index)
+    _write(backend, staging, host, asynchronous)
     kernel_for(names.COPY, dst._device, dst._dtype)(dst, staging)
+
+
+def _write(backend: Any, dst: Tensor, host: np.ndarray, non_blocking: bool) -> None:
+    """Enqueue host -> contiguous `dst` on the current stream (the backend keeps `host`)."""
+    offset = dst._offset * dst._dtype.itemsize
+    if non_blocking:
+        backend.copy_from_host(
+            dst._storage.handle, offset, host, dst._device.index, non_blocking=True
+        )
+    else:
+        backend.copy_from_host(dst._storage.handle, offset, host, dst._device.index)
+
+
+def _read(backend: Any, src: Tensor, host: np.ndarray, non_blocking: bool) -> None:
+    """Contiguous `src` -> `host` on the current stream; waits unless `non_blocking`."""
+    offset = src._offset * src._dtype.itemsize
+    if non_blocking and not backend.synchronous:
+        backend.copy_to_host(
+            src._storage.handle, offset, host, src._device.index, non_blocking=True
+        )
+    else:
+        backend.copy_to_host(src._storage.handle, offset, host, src._device.index)
 
 
 def fill_(t: Tensor, value: Any) -> Tensor:
@@ -152,9 +226,13 @@ def _record_to(t: Tensor, out: Tensor) -> Tensor:
 
 
 def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """`t.to(device)`, `t.to(dtype)`, `t.to(device, dtype)`, `t.to(other)`; copies if needed."""
+    """`t.to(device)`, `t.to(dtype)`, `t.to(device, dtype)`, `t.to(other)`; copies if needed.
+
+    `non_blocking=True` (keyword, or the first positional bool) makes a copy between
+    host and device asynchronous, with PyTorch's rules (docs/streams.md).
+    """
     target_device, target_dtype, copy = _parse_to_args(args, kwargs)
-    kwargs.pop("non_blocking", None)
+    non_blocking = bool(kwargs.get("non_blocking", False))
     dev = t._device if target_device is None else device(target_device)
     dt = t._dtype if target_dtype is None else target_dtype
     if dev is t._device and dt is t._dtype and not copy:
@@ -167,17 +245,22 @@ def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
     check_usable(dev)
     out = empty_tensor(t._shape, dt, dev)
-    _copy_across_devices(out, t)
+    _copy_across_devices(out, t, non_blocking)
     return _record_to(t, out)
 
 
 def _parse_to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
+    """(device, dtype, copy) from PyTorch's `to` signatures.
+
+    `non_blocking` stays in `kwargs` (a positional one is moved there) for the caller.
+    """
     target_device = kwargs.pop("device", None)
     target_dtype = kwargs.pop("dtype", None)
     copy = bool(kwargs.pop("copy", False))
     unknown = set(kwargs) - {"non_blocking"}
     if unknown:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(unknown)}")
+    flags = 0
     for arg in args:
         if isinstance(arg, _dtype.dtype):
             target_dtype = arg
@@ -185,25 +268,41 @@ def _parse_to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, 
             target_device = arg
         elif isinstance(arg, Tensor):
             target_device, target_dtype = arg._device, arg._dtype
-        elif isinstance(arg, bool):
-            continue  # the positional non_blocking flag
+        elif isinstance(arg, bool) and flags < 2:
+            if flags == 0:
+                kwargs["non_blocking"] = arg
+            else:
+                copy = arg
+            flags += 1
         else:
             raise TypeError(f"to() received an invalid combination of arguments: {arg!r}")
     return target_device, target_dtype, copy
 
 
+def wait_for_host(t: Tensor) -> None:
+    """Before the host touches a host-accessible tensor's memory: its current stream's work.
+
+    Synchronous devices (the CPU) have nothing pending; an asynchronous one waits for its
+    current stream only, never for the whole device.
+    """
+    backend = t._device._backend
+    if not backend.synchronous:
+        backend.stream_synchronize(current_native(t._device))
+
+
 def to_host_array(t: Tensor) -> np.ndarray:
-    """The values of `t` as a NumPy array (a view on host devices; treat as read-only)."""
+    """The values of `t` as a NumPy array (a view on host devices; treat as read-only).
+
+    Waits for exactly what the values need: the work enqueued so far on the current
+    stream of `t`'s device (an in-order queue), by a blocking read on that stream.
+    """
     backend = t._device._backend
     if backend.host_accessible:
-        backend.synchronize(t._device.index)
+        wait_for_host(t)
         return np.asarray(t._host_view())
-    source = t if t._contiguous else clone(t)
     host = np.empty(t._shape, dtype=t._dtype.numpy)
     if host.size:
-        backend.copy_to_host(
-            source._storage.handle, source._offset * t._dtype.itemsize, host, t._device.index
-        )
+        _read(backend, t if t._contiguous else contiguous_copy(t), host, False)
     return host
 
 

@@ -13,7 +13,7 @@ from ember._device import DeviceLike, check_usable, device, get_default_device
 from ember._dispatch import kernel_for
 from ember._ops import names
 from ember._ops._meta import normalize_shape
-from ember._ops.conversion import fill_
+from ember._ops.conversion import fill_, upload
 from ember._storage import Storage
 from ember._tensor import Tensor, empty_tensor, make_view, wrap_storage
 
@@ -91,10 +91,14 @@ def _scalar_dtype(value: np.generic) -> _dtype.dtype:
     return found
 
 
-def _upload(array: np.ndarray, dt: _dtype.dtype, dev: device) -> Tensor:
+def _upload(array: np.ndarray, dt: _dtype.dtype, dev: device, source: Any = None) -> Tensor:
+    """A new tensor on `dev` with `array`'s values; `source` is what `array` came from."""
     out = empty_tensor(tuple(array.shape), dt, dev)
-    if array.size:
-        dev._backend.copy_from_host(out._storage.handle, 0, array, dev.index)
+    # An asynchronous device reads `array` later: unless it is ours alone (built from
+    # lists, or a converted copy), the upload takes a snapshot so the caller may change
+    # their array at once, as after torch.tensor(array).
+    owned = not (isinstance(source, np.ndarray) and np.may_share_memory(array, source))
+    upload(out, array, owned)
     return out
 
 
@@ -107,7 +111,7 @@ def tensor(
 ) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, scalars, NumPy arrays)."""
     array, dt = _host_array(data, dtype)
-    return _requiring_grad(_upload(array, dt, resolve_device(device)), requires_grad)
+    return _requiring_grad(_upload(array, dt, resolve_device(device), data), requires_grad)
 
 
 def as_tensor(

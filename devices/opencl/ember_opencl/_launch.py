@@ -1,0 +1,305 @@
+"""What every OpenCL kernel module uses: queues, buffers, cached kernels, launches, types,
+and the strided-geometry struct.
+
+A kernel module builds its OpenCL C from a template (`cl/*.cl`), specialised by `prelude`
+blocks per dtype, gets the cl.Kernel once through `kernel(...)` and enqueues it with
+`launch(...)` on the current stream of the device. Element offsets (`t._offset`) travel as
+`long` arguments (plain Python ints are packed as C `long`); other scalars as NumPy
+scalars of the kernel parameter's width; strided operands as one `EmGeometry` struct
+passed by value (`geometry(...)`, `GEOMETRY_C`).
+
+The hot path avoids pyopencl's `Kernel.set_arg` for by-value arguments: it costs ~7 µs
+per scalar here (pyopencl tries the memory-object conversion first), while its multi-arg
+setters take ~0.1 µs per argument. Those setters are private, so `_set_args` falls back to
+the public `set_arg` when a pyopencl release drops them.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import time
+from typing import Any, Final
+
+import numpy as np
+import pyopencl as cl
+
+from ember._stream import current_native
+from ember_opencl import _programs, profiling
+from ember_opencl.backend import OpenCLBackend
+
+__all__ = [
+    "GEOMETRY_C",
+    "LOCAL_SIZE",
+    "MAX_DIMS",
+    "MAX_OPERANDS",
+    "ctype",
+    "geometry",
+    "global_size_for",
+    "kernel",
+    "launch",
+    "mem",
+    "prelude",
+    "queue_for",
+]
+
+MAX_DIMS: Final = 16
+MAX_OPERANDS: Final = 4
+#: A work-group size that suits PoCL and GPUs alike; kernels bound-check the tail.
+LOCAL_SIZE: Final = 64
+
+# -- queues and buffers ----------------------------------------------------------------
+
+
+def queue_for(tensor_or_device: Any) -> Any:
+    """The cl.CommandQueue of the current stream of a tensor's device (or of a device).
+
+    Call it right before enqueueing on the queue (it marks the stream busy for
+    `Stream.query`), rather than keeping the queue around.
+    """
+    dev = getattr(tensor_or_device, "_device", tensor_or_device)
+    stream = current_native(dev)
+    stream.dirty = True
+    return stream.queue
+
+
+def mem(t: Any) -> Any:
+    """The cl.Buffer behind tensor `t`'s storage (a sub-buffer of an allocator block).
+
+    Index it from the tensor's element offset, `t._offset`, passed as a `long`.
+    """
+    return t._storage.handle
+
+
+# -- kernels ---------------------------------------------------------------------------
+
+_kernels: dict[tuple[Any, str, str, str], Any] = {}
+
+
+def kernel(device: Any, source: str, name: str, options: str = "") -> Any:
+    """The cl.Kernel `name` of `source` built for `device` (cached per process)."""
+    key = (device, source, name, options)
+    k = _kernels.get(key)
+    if k is None:
+        backend: OpenCLBackend = device._backend
+        program = _programs.build(backend.context(device.index), source, options)
+        k = _kernels[key] = cl.Kernel(program, name)
+    return k
+
+
+# Setting arguments and enqueueing must not interleave between threads sharing a kernel.
+_launch_lock = threading.Lock()
+_MemoryObject: Final = cl.MemoryObjectHolder
+_FAST_SETTERS: Final = all(
+    hasattr(cl.Kernel, name)
+    for name in ("_set_arg_multi", "_set_arg_buf_multi", "_set_arg_buf_pack_multi")
+)
+# pyopencl packs Python ints itself with a struct type char; 'l' is 8 bytes on LP64.
+_LONG: Final = b"l" if struct.calcsize("l") == 8 else b""
+
+
+def _set_args(k: Any, args: list[Any]) -> None:
+    if not _FAST_SETTERS or not _LONG:
+        for i, value in enumerate(args):
+            k.set_arg(i, np.int64(value) if type(value) is int else value)
+        return
+    objects: list[Any] = []
+    values: list[Any] = []
+    ints: list[Any] = []
+    for i, value in enumerate(args):
+        if type(value) is int:
+            ints += (i, _LONG, value)
+        elif value is None or isinstance(value, _MemoryObject):
+            objects += (i, value)
+        else:
+            values += (i, value)
+    if objects:
+        k._set_arg_multi(tuple(objects))
+    if ints:
+        k._set_arg_buf_pack_multi(tuple(ints))
+    if values:
+        k._set_arg_buf_multi(tuple(values))
+
+
+def launch(
+    device: Any,
+    k: Any,
+    global_size: tuple[int, ...],
+    args: list[Any],
+    local_size: tuple[int, ...] | None = None,
+) -> Any:
+    """Set `args` on `k` and enqueue it on `device`'s current stream; return the cl.Event.
+
+    `args` holds cl.Buffers (or None for NULL), NumPy scalars, `bytes` (structs by value)
+    and Python ints, which pass as C `long` (cheaper than np.int64: no object per call).
+    An empty range enqueues nothing and returns a marker, so callers need no size check.
+
+    On PoCL every new local size compiles the kernel again (~30 ms): give a fixed
+    `local_size` (see `LOCAL_SIZE`, `global_size_for`) and bound-check in the kernel.
+    """
+    stream = current_native(device)
+    queue = stream.queue
+    recorder = profiling.ACTIVE
+    if recorder is None:
+        if 0 in global_size:
+            event = stream.last = cl.enqueue_marker(queue)
+            return event
+        with _launch_lock:
+            _set_args(k, args)
+            event = stream.last = cl.enqueue_nd_range_kernel(queue, k, global_size, local_size)
+        return event
+    start = time.perf_counter_ns()
+    if 0 in global_size:
+        event = stream.last = cl.enqueue_marker(queue)
+        return event
+    with _launch_lock:
+        _set_args(k, args)
+        event = stream.last = cl.enqueue_nd_range_kernel(queue, k, global_size, local_size)
+    recorder.add(k.function_name, start, time.perf_counter_ns(), event)
+    return event
+
+
+def global_size_for(n: int, per_item: int = 1, local: int = LOCAL_SIZE) -> tuple[int]:
+    """A 1-d global size covering `n` elements, `per_item` per work item, in whole groups."""
+    items = -(-n // per_item)
+    return (max(-(-items // local), 1) * local,)
+
+
+# -- types -----------------------------------------------------------------------------
+
+_CTYPES: Final = {
+    "bool": "uchar",
+    "uint8": "uchar",
+    "int8": "char",
+    "int32": "int",
+    "int64": "long",
+    "float16": "half",
+    "float32": "float",
+    "float64": "double",
+}
+
+
+def ctype(dtype: Any) -> str:
+    """The OpenCL C storage type of an ember dtype (float16 is `half`, bool `uchar`)."""
+    return _CTYPES[dtype.name]
+
+
+def prelude(dtype: Any, prefix: str) -> str:
+    """`#define`s for one dtype under `prefix`: _T storage type, _C compute type, _LOAD, _STORE.
+
+    float16 is stored as `half` and computed in `float` through vload_half / vstore_half
+    (round to nearest even): no cl_khr_fp16 is needed. bool stores `v != 0`.
+    """
+    name = dtype.name
+    storage = _CTYPES[name]
+    if name == "float16":
+        compute = "float"
+        load = "vload_half((i), (p))"
+        store = "vstore_half_rte((float)(v), (i), (p))"
+    elif name == "bool":
+        compute = "uchar"
+        load = "((p)[i])"
+        store = "((p)[i] = (uchar)((v) != 0))"
+    else:
+        compute = storage
+        load = "((p)[i])"
+        store = f"((p)[i] = ({storage})(v))"
+    return (
+        f"#define {prefix}_T {storage}\n"
+        f"#define {prefix}_C {compute}\n"
+        f"#define {prefix}_LOAD(p, i) {load}\n"
+        f"#define {prefix}_STORE(p, i, v) {store}\n"
+    )
+
+
+# -- strided geometry --------------------------------------------------------------------
+
+#: OpenCL C of the geometry struct and the offset helper: `em_offset(g, k, linear)` is the
+#: element offset, for operand k (0 = output), of the element whose row-major index in the
+#: (coalesced) output shape is `linear`; `g` is the EmGeometry kernel argument itself.
+GEOMETRY_C: Final = f"""
+#define EM_MAX_DIMS {MAX_DIMS}
+#define EM_MAX_OPERANDS {MAX_OPERANDS}
+typedef struct {{
+    long ndim;
+    long shape[EM_MAX_DIMS];
+    long stride[EM_MAX_OPERANDS][EM_MAX_DIMS];
+}} EmGeometry;
+
+long em_offset_at(const EmGeometry* g, int k, long linear) {{
+    long offset = 0;
+    for (int d = (int)g->ndim - 1; d > 0; d--) {{
+        const long n = g->shape[d];
+        offset += (linear % n) * g->stride[k][d];
+        linear /= n;
+    }}
+    return g->ndim > 0 ? offset + linear * g->stride[k][0] : 0;
+}}
+#define em_offset(g, k, linear) em_offset_at(&(g), (k), (linear))
+"""
+
+_GEOMETRY: Final = struct.Struct(f"{1 + MAX_DIMS + MAX_OPERANDS * MAX_DIMS}q")
+_PADDING: Final = (0,) * (MAX_OPERANDS * MAX_DIMS)
+_geometries: dict[tuple[Any, ...], bytes] = {}
+_GEOMETRY_CACHE_LIMIT: Final = 4096
+
+
+def _coalesce(
+    shape: tuple[int, ...], strides: tuple[tuple[int, ...], ...]
+) -> tuple[list[int], list[list[int]]]:
+    """Drop size-1 dims and merge neighbours that every operand walks as one."""
+    dims: list[int] = []
+    steps: list[list[int]] = [[] for _ in strides]
+    for d, n in enumerate(shape):
+        if n == 1:
+            continue
+        if dims and all(steps[k][-1] == s[d] * n for k, s in enumerate(strides)):
+            dims[-1] *= n
+            for k, s in enumerate(strides):
+                steps[k][-1] = s[d]
+            continue
+        dims.append(n)
+        for k, s in enumerate(strides):
+            steps[k].append(s[d])
+    return dims, steps
+
+
+def _pack_geometry(shape: tuple[int, ...], strides: tuple[tuple[int, ...], ...]) -> bytes:
+    if len(strides) > MAX_OPERANDS:
+        raise RuntimeError(f"opencl geometry: at most {MAX_OPERANDS} operands, got {len(strides)}")
+    for s in strides:
+        if len(s) != len(shape):
+            raise RuntimeError(
+                f"opencl geometry: strides {list(s)} do not match shape {list(shape)}"
+            )
+    if 0 in shape:
+        dims, steps = [0], [[0] for _ in strides]
+    else:
+        dims, steps = _coalesce(shape, strides)
+    nd = len(dims)
+    if nd > MAX_DIMS:
+        raise RuntimeError(
+            f"opencl: {nd} dimensions remain after merging shape {list(shape)}; "
+            f"kernels support at most {MAX_DIMS}"
+        )
+    pad = MAX_DIMS - nd
+    flat: list[int] = [nd, *dims, *([1] * pad)]
+    for k in range(MAX_OPERANDS):
+        flat += (*steps[k], *([0] * pad)) if k < len(steps) else _PADDING[:MAX_DIMS]
+    return _GEOMETRY.pack(*flat)
+
+
+def geometry(out_shape: tuple[int, ...], *strides_per_operand: tuple[int, ...]) -> bytes:
+    """The `EmGeometry` struct (bytes, passed by value) of an iteration over `out_shape`.
+
+    One stride tuple (in elements, zero where broadcast) per operand, output first; dims
+    are coalesced, so up to 16 dims remain after merging. Results are cached.
+    """
+    key = (out_shape, *strides_per_operand)
+    packed = _geometries.get(key)
+    if packed is None:
+        packed = _pack_geometry(tuple(out_shape), tuple(map(tuple, strides_per_operand)))
+        if len(_geometries) >= _GEOMETRY_CACHE_LIMIT:
+            _geometries.clear()
+        _geometries[key] = packed
+    return packed

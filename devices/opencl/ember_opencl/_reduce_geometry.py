@@ -1,0 +1,193 @@
+"""Geometry and planning shared by the reduction family of the OpenCL device
+(kernels_reduce.py, kernels_softmax.py and their cl/reduce.cl, scan.cl, softmax.cl).
+
+A call's dims are split into kept and reduced ones, each sorted by input stride and
+coalesced, and passed to the kernels as one `RedGeometry` struct by value. Plans (the
+kernels and launch sizes of one layout) are cached per call site's key.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from importlib import resources
+from typing import Any, Final, NamedTuple
+
+from ember import _dtype
+from ember._tensor import Tensor
+from ember_opencl._launch import ctype, kernel
+
+__all__ = [
+    "COLUMN_TILE", "GEOMETRY_C", "MIN_CHUNK", "PLANS", "Dim", "LineGeometry", "Plan",
+    "coalesce", "line_geometry", "line_plan", "pack", "remember", "source", "split_count",
+    "vector_load",
+]  # fmt: skip
+
+MAX_DIMS: Final = 16
+
+#: OpenCL C of the geometry every kernel of this family and of softmax takes: kept dims
+#: [0, nk), then reduced dims [nk, nk + nr), the innermost of each last; input strides sa
+#: and output strides so in elements. red_unravel(g, first, last, o) is the (input,
+#: output) offset of row-major position o of dims [first, last).
+GEOMETRY_C: Final = f"""
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#define RED_MAX_DIMS {MAX_DIMS}
+typedef struct {{
+    long nk, nr;
+    long size[RED_MAX_DIMS];
+    long sa[RED_MAX_DIMS];
+    long so[RED_MAX_DIMS];
+}} RedGeometry;
+
+inline long2 red_unravel(const RedGeometry* g, int first, int last, long o) {{
+    long2 offset = (long2)(0, 0);
+    for (int d = last - 1; d >= first; d--) {{
+        const long size = g->size[d], i = o % size;
+        o /= size;
+        offset += (long2)(i * g->sa[d], i * g->so[d]);
+    }}
+    return offset;
+}}
+"""
+
+_GEOMETRY: Final = struct.Struct(f"{2 + 3 * MAX_DIMS}q")
+
+#: Enough work items to fill the device: fewer outputs than this split their reductions.
+SPLIT_TARGET: Final = 256
+#: The fewest elements a chunk of a split reduction reads.
+MIN_CHUNK: Final = 8192
+#: Outputs per work item of reduce_cols (TILE in reduce.cl).
+COLUMN_TILE: Final = 256
+
+Dim = tuple[int, int, int]  # (size, input stride, output stride)
+
+
+def coalesce(dims: list[Dim]) -> list[Dim]:
+    """Sort by input stride, outermost first, and merge neighbours walked as one."""
+    dims.sort(key=lambda d: (abs(d[1]), abs(d[2])), reverse=True)
+    merged: list[Dim] = []
+    for size, sa, so in dims:
+        if merged:
+            outer = merged[-1]
+            if outer[1] == size * sa and outer[2] == size * so:
+                merged[-1] = (outer[0] * size, sa, so)
+                continue
+        merged.append((size, sa, so))
+    return merged
+
+
+def pack(kept: list[Dim], reduced: list[Dim]) -> bytes:
+    dims = kept + reduced
+    if len(dims) > MAX_DIMS:
+        raise RuntimeError(
+            f"opencl reductions support at most {MAX_DIMS} dims after merging, got {len(dims)}"
+        )
+    pad = [0] * (MAX_DIMS - len(dims))
+    return _GEOMETRY.pack(
+        len(kept),
+        len(reduced),
+        *(d[0] for d in dims),
+        *pad,
+        *(d[1] for d in dims),
+        *pad,
+        *(d[2] for d in dims),
+        *pad,
+    )
+
+
+class LineGeometry(NamedTuple):
+    """The geometry of a walk along one dim: the other dims kept, `dim` the reduced one."""
+
+    packed: bytes
+    lines: int  # positions of the other dims
+    n: int  # the walked dim's length
+
+
+def line_geometry(a: Tensor, out: Tensor, dim: int) -> LineGeometry:
+    """RedGeometry of a walk along `dim` of `a` (0-d inputs: one line of one element)."""
+    shape = a._shape
+    kept = [
+        (size, a._strides[d], out._strides[d])
+        for d, size in enumerate(shape)
+        if d != dim and size != 1
+    ]
+    kept = coalesce(kept)
+    walked = (shape[dim], a._strides[dim], out._strides[dim]) if shape else (1, 0, 0)
+    return LineGeometry(pack(kept, [walked]), math.prod(d[0] for d in kept), walked[0])
+
+
+def split_count(items: int, length: int, min_chunk: int = MIN_CHUNK) -> int:
+    """Chunks per item for `items` independent walks of `length` steps each, no chunk
+    shorter than `min_chunk` steps."""
+    if items >= SPLIT_TARGET or length < 2 * min_chunk:
+        return 1
+    return min(-(-SPLIT_TARGET // items), length // min_chunk)
+
+
+# -- sources ---------------------------------------------------------------------------
+
+_templates: dict[str, str] = {}
+
+
+def source(template: str, defines: str) -> str:
+    """The OpenCL C of cl/`template` after GEOMETRY_C and `defines`."""
+    text = _templates.get(template)
+    if text is None:
+        text = (resources.files("ember_opencl") / "cl" / template).read_text()
+        _templates[template] = text
+    return defines + GEOMETRY_C + text
+
+
+def vector_load(dt: _dtype.dtype) -> str:
+    """An 8-vector load from p[i]: half widens to float8; 64-bit types load as two halves
+    (PoCL's vload8 returns a wrong upper half of a double8 or long8 without AVX-512)."""
+    if dt is _dtype.float16:
+        return "vload_half8(0, (p) + (i))"
+    if dt.itemsize == 8:
+        return f"(({ctype(dt)}8)(vload4(0, (p) + (i)), vload4(0, (p) + (i) + 4)))"
+    return "vload8(0, (p) + (i))"
+
+
+# -- plans -------------------------------------------------------------------------------
+
+
+class Plan(NamedTuple):
+    """One planned call: kernels and their sizes; `main` writes `out` unless split."""
+
+    main: Any
+    finish: Any  # None unless split
+    columns: bool  # main is reduce_cols
+    packed: bytes
+    items: int  # work items of `main`
+    outputs: int
+    length: int  # reduced positions per output (or the walked dim's length)
+    nsplit: int
+    scratch: _dtype.dtype
+
+
+_PLAN_LIMIT: Final = 4096
+#: Plans by call key: (op, dtypes, shape, strides, dims, device); cleared when full.
+PLANS: dict[tuple[Any, ...], Plan] = {}
+
+
+def remember(key: tuple[Any, ...], plan: Plan) -> Plan:
+    """Store `plan` under `key` in PLANS and return it."""
+    if len(PLANS) >= _PLAN_LIMIT:
+        PLANS.clear()
+    PLANS[key] = plan
+    return plan
+
+
+def line_plan(
+    dev: Any, text: str, names: tuple[str, str, str], geo: LineGeometry, scratch: _dtype.dtype
+) -> Plan:
+    """The plan of a walk along one dim: `names` are the kernels of `text` for one work
+    item per line, per chunk of a line, and combining the chunks; split when the lines
+    are too few to fill the device."""
+    nsplit = split_count(geo.lines, geo.n)
+    main = kernel(dev, text, names[0] if nsplit == 1 else names[1])
+    finish = kernel(dev, text, names[2]) if nsplit > 1 else None
+    items = geo.lines * nsplit
+    return Plan(main, finish, False, geo.packed, items, geo.lines, geo.n, nsplit, scratch)

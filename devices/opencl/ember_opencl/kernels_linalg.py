@@ -1,0 +1,142 @@
+"""Matrix-product kernels of the OpenCL device: mm and bmm (see cl/gemm.cl).
+
+One tiled GEMM serves every dtype and layout: a and b are read in place through their
+strides (row-major, transposed or strided views alike) into local-memory tiles, so no
+operand is copied first; out is contiguous (the runtime's contract). float16 accumulates
+in float and is rounded once; integers wrap like the CPU's int64 accumulation.
+
+The tile shape depends on the device: on CPU devices (PoCL) one work item per group walks
+a whole tile with a long k loop, 64x64 tiles when there are enough of them to occupy every
+compute unit, else 32x32 so that small products still spread; on other devices 16x16 work
+items share a 64x64 tile.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, replace
+from importlib import resources
+from typing import Any, Final, cast
+
+import pyopencl as cl
+
+from ember._dispatch import KernelRegistry
+from ember._tensor import Tensor
+from ember_opencl._launch import kernel, launch, mem
+from ember_opencl.backend import OpenCLBackend
+
+__all__ = ["bmm", "mm", "register"]
+
+_SOURCE: Final = (resources.files("ember_opencl") / "cl" / "gemm.cl").read_text()
+_DTYPES: Final = frozenset({"float16", "float32", "float64", "uint8", "int8", "int32", "int64"})
+_WIDE: Final = frozenset({"float64", "int64"})  # 8-byte compute types: half-width vectors
+_SHAPE: Final = struct.Struct("12q")  # GemmShape in cl/gemm.cl
+
+
+@dataclass(frozen=True)
+class _Tiling:
+    """One work shape of gemm.cl: tile, k slice, register block and work-group size."""
+
+    tm: int
+    tn: int
+    kc: int
+    rm: int
+    nv: int
+    wx: int
+    wy: int
+
+    def options(self, vector_width: int) -> str:
+        return (
+            f"-DTM={self.tm} -DTN={self.tn} -DKC={self.kc} -DRM={self.rm} -DNV={self.nv} "
+            f"-DWX={self.wx} -DWY={self.wy} -DVW={vector_width}"
+        )
+
+
+_CPU_BIG: Final = _Tiling(tm=64, tn=64, kc=256, rm=4, nv=2, wx=1, wy=1)
+_CPU_SMALL: Final = _Tiling(tm=32, tn=32, kc=256, rm=4, nv=1, wx=1, wy=1)
+_GPU: Final = _Tiling(tm=64, tn=64, kc=16, rm=4, nv=1, wx=16, wy=16)
+
+
+class _Device:
+    """What the launch needs to know about one device, looked up once."""
+
+    __slots__ = ("compute_units", "cpu", "local_bytes")
+
+    def __init__(self, device: Any) -> None:
+        backend = cast(OpenCLBackend, device._backend)
+        info = backend.cl_device(device.index)
+        self.cpu = bool(info.type & cl.device_type.CPU)
+        self.compute_units = int(info.max_compute_units)
+        self.local_bytes = int(info.local_mem_size)
+
+
+_devices: dict[Any, _Device] = {}
+_kernels: dict[tuple[Any, ...], tuple[Any, _Tiling]] = {}
+
+
+def _fitting(tiling: _Tiling, itemsize: int, local_bytes: int) -> _Tiling:
+    """tiling with its k slice halved until both staged blocks fit in local memory."""
+    kc = tiling.kc
+    while kc > 8 and kc * (tiling.tm + tiling.tn) * itemsize > local_bytes:
+        kc //= 2
+    return tiling if kc == tiling.kc else replace(tiling, kc=kc)
+
+
+def _gemm_kernel(out: Tensor, a_k_fast: bool, b_k_fast: bool, tiles64: int) -> tuple[Any, _Tiling]:
+    """The kernel and its tiling for out's device and dtype and the operands' layouts."""
+    device = out._device
+    info = _devices.get(device)
+    if info is None:
+        info = _devices[device] = _Device(device)
+    name = out._dtype.name
+    big = not info.cpu or tiles64 >= 2 * info.compute_units
+    key = (device, name, a_k_fast, b_k_fast, big)
+    found = _kernels.get(key)
+    if found is not None:
+        return found
+    tiling = _GPU if not info.cpu else _CPU_BIG if big else _CPU_SMALL
+    if name not in _DTYPES:
+        raise RuntimeError(f"mm: the opencl device has no matrix product for {name}")
+    wide = name in _WIDE
+    tiling = _fitting(tiling, 8 if wide else 4, info.local_bytes)
+    options = f"-DEM_{name.upper()} " + tiling.options(4 if wide or not info.cpu else 8)
+    if a_k_fast:
+        options += " -DA_K_FAST"
+    if b_k_fast:
+        options += " -DB_K_FAST"
+    found = _kernels[key] = (kernel(device, _SOURCE, "gemm", options), tiling)
+    return found
+
+
+def _product(out: Tensor, a: Tensor, b: Tensor, batch: int, sa: tuple[int, ...],
+             sb: tuple[int, ...]) -> None:  # fmt: skip
+    """out[z] = a[z] @ b[z]: sa and sb are the (batch, row, column) strides."""
+    m, k = a._shape[-2:]
+    n = b._shape[-1]
+    # Stage along k when it is the operand's unit-stride direction (row-major a,
+    # column-major b): contiguous reads on CPUs, coalesced ones on GPUs.
+    a_k_fast = sa[2] == 1 and sa[1] != 1
+    b_k_fast = sb[1] == 1 and sb[2] != 1
+    tiles64 = -(-m // 64) * -(-n // 64) * batch
+    k_gemm, tiling = _gemm_kernel(out, a_k_fast, b_k_fast, tiles64)
+    grid = (-(-n // tiling.tn) * tiling.wx, -(-m // tiling.tm) * tiling.wy, batch)
+    shape = _SHAPE.pack(m, n, k, out._offset, a._offset, b._offset, *sa, *sb)
+    args = [mem(out), mem(a), mem(b), shape]
+    launch(out._device, k_gemm, grid, args, (tiling.wx, tiling.wy, 1))
+
+
+def mm(out: Tensor, a: Tensor, b: Tensor) -> None:
+    """mm(out, a, b): out (M, N) contiguous = a (M, K) @ b (K, N), any strides."""
+    _product(out, a, b, 1, (0, *a._strides), (0, *b._strides))
+
+
+def bmm(out: Tensor, a: Tensor, b: Tensor) -> None:
+    """bmm(out, a, b): out (B, M, N) contiguous = a (B, M, K) @ b (B, K, N); batch strides
+    may be 0."""
+    _product(out, a, b, a._shape[0], a._strides, b._strides)
+
+
+def register(registry: KernelRegistry) -> None:
+    """Register this family's kernels for the opencl device."""
+    registry.register("mm", "opencl", mm)
+    registry.register("bmm", "opencl", bmm)

@@ -1,0 +1,86 @@
+"""Fused softmax and log-softmax kernels of the OpenCL device (see cl/softmax.cl).
+
+Registered under the names of the composite ops of ember.nn.functional._activation, they
+replace its six-op composition; the runtime still records the derivative around them. The
+rows along `dim` are planned like the reductions' walks along one dim
+(_reduce_geometry.line_geometry), one work item per row, or a few long rows split in chunks.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ember import _dtype
+from ember._dispatch import Kernel, KernelRegistry
+from ember._tensor import Tensor, empty_tensor
+from ember.nn.functional import _activation  # noqa: F401 - defines softmax and log_softmax
+from ember_opencl._launch import kernel, launch, mem, prelude
+from ember_opencl._reduce_geometry import PLANS, Plan, line_geometry, remember, source, split_count
+
+__all__ = ["register"]
+
+
+def _vectors(dt: _dtype.dtype) -> str:
+    """Defines for 256-bit vectors of the compute type (PoCL mishandles wider ones)."""
+    if dt is _dtype.float64:
+        width, vector, load, store = 4, "double4", "vload4(0, (p) + (i))", "vstore4"
+    elif dt is _dtype.float16:
+        width, vector, load, store = 8, "float8", "vload_half8(0, (p) + (i))", "vstore_half8_rte"
+    else:
+        width, vector, load, store = 8, "float8", "vload8(0, (p) + (i))", "vstore8"
+    return (
+        f"#define VW {width}\n#define A_V {vector}\n#define A_LOADV(p, i) {load}\n"
+        f"#define A_STOREV(p, i, v) {store}((v), 0, (p) + (i))\n"
+        f"#define C_STOREV(v, t) vstore{width}((v), 0, (t))\n"
+    )
+
+
+@functools.cache
+def _softmax_source(dt: _dtype.dtype, log_out: int) -> str:
+    return source("softmax.cl", prelude(dt, "A") + _vectors(dt) + f"#define LOG_OUT {log_out}\n")
+
+
+def _plan(log_out: int, out: Tensor, a: Tensor, dim: int) -> Plan:
+    if not a._dtype.is_floating_point:
+        raise RuntimeError(f"softmax expects a floating dtype, got {a._dtype.name}")
+    geo = line_geometry(a, out, dim)
+    text = _softmax_source(a._dtype, log_out)
+    nsplit = split_count(geo.lines, geo.n)
+    dev = a._device
+    if nsplit == 1:
+        main, finish = kernel(dev, text, "softmax_rows"), None
+    else:
+        main = kernel(dev, text, "softmax_split")
+        finish = kernel(dev, text, "softmax_split_write")
+    items = geo.lines * nsplit if geo.n else 0
+    return Plan(main, finish, False, geo.packed, items, geo.lines, geo.n, nsplit, _dtype.float64)
+
+
+def _softmax(name: str, log_out: int) -> Kernel:
+    def run(out: Tensor, a: Tensor, dim: int) -> None:
+        key = (name, a._dtype, a._shape, a._strides, out._strides, dim, a._device)
+        plan = PLANS.get(key) or remember(key, _plan(log_out, out, a, dim))
+        dev = a._device
+        out_off, a_off, n = np.int64(out._offset), np.int64(a._offset), np.int64(plan.length)
+        if plan.finish is None:
+            args = [mem(out), out_off, mem(a), a_off, plan.packed, n]
+            launch(dev, plan.main, (plan.items,), args)
+            return
+        # (maximum, sum of exponentials) per chunk
+        part = empty_tensor((2 * plan.items,), _dtype.float64, dev)
+        nsplit = np.int64(plan.nsplit)
+        launch(dev, plan.main, (plan.items,), [mem(part), mem(a), a_off, plan.packed, n, nsplit])
+        args = [mem(out), out_off, mem(part), mem(a), a_off, plan.packed, n, nsplit]
+        launch(dev, plan.finish, (plan.items,), args)
+
+    run.__name__ = run.__qualname__ = f"opencl_{name}"
+    run.__doc__ = f"{name}(out, a, dim) on the opencl device: a floating, out of a's shape."
+    return run
+
+
+def register(registry: KernelRegistry) -> None:
+    """Register the fused softmax and log_softmax kernels for the opencl device."""
+    registry.register("softmax", "opencl", _softmax("softmax", 0))
+    registry.register("log_softmax", "opencl", _softmax("log_softmax", 1))
