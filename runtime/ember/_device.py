@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar, Final
 
-from ember._allocator import SmallBlockCache
+from ember._allocator import CachingAllocator
 from ember._backend import DeviceBackend
 from ember.plugins._manager import MANAGER
 
@@ -26,12 +26,13 @@ class device:
     must belong to an installed plugin.
     """
 
-    __slots__ = ("_backend", "_cache", "index", "type")
+    __slots__ = ("_allocator", "_backend", "_default_stream", "index", "type")
 
     type: str
     index: int
     _backend: DeviceBackend
-    _cache: SmallBlockCache
+    _allocator: CachingAllocator
+    _default_stream: Any  # the ember.Stream, created on first use (ember._stream)
 
     _interned: ClassVar[dict[tuple[str, int], device]] = {}
 
@@ -56,7 +57,8 @@ class device:
         self.type = type_name
         self.index = key[1]
         self._backend = info.backend
-        self._cache = SmallBlockCache(info.backend, self.index)
+        self._default_stream = None
+        self._allocator = CachingAllocator(self, info.backend, self.index)
         cls._interned[key] = self
         return self
 

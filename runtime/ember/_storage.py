@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ember._allocator import CACHE_LIMIT, ROUND, SMALL_LIMIT, SmallBlockCache
+from ember._allocator import ROUND, SMALL_LIMIT, CachingAllocator, FreeLists
 from ember._device import device
+
+if TYPE_CHECKING:
+    from ember._blocks import Block
+    from ember._stream import Stream
 
 __all__ = ["Storage"]
 
@@ -17,9 +21,11 @@ class Storage:
 
     __slots__ = (
         "__weakref__",
+        "_alloc",
         "_block",
-        "_cache",
+        "_home",
         "_owner",
+        "_size",
         "device",
         "handle",
         "nbytes",
@@ -27,27 +33,35 @@ class Storage:
         "version",
     )
 
+    _alloc: CachingAllocator | None  # None: memory that `_owner` keeps alive
+    _size: int  # the block's size, as the allocator rounded it
+    _home: FreeLists  # the free lists the block goes back to
+    _block: Block  # large blocks only
+
     def __init__(self, dev: device, nbytes: int) -> None:
-        self._cache: SmallBlockCache | None = None  # __del__ stays safe if allocation raises
-        cache = dev._cache
-        # The cache's hit path, inlined (SmallBlockCache.allocate does the rest).
+        alloc = dev._allocator
+        # The allocator's small-pool hit path, inlined: CachingAllocator.allocate does the
+        # rest. `fast` is empty on devices whose pools are per stream.
         if nbytes < SMALL_LIMIT:
             size = (nbytes + ROUND - 1) // ROUND * ROUND or ROUND
-            blocks = cache._free.get(size)
+            home = alloc.fast
+            blocks = home.get(size)
             if blocks:
                 try:
                     self.handle, self.ptr = blocks.pop()
                 except IndexError:  # another thread took the last one
-                    self._block, self.handle, self.ptr = cache.allocate(nbytes)
+                    alloc.allocate(self, nbytes)
                 else:
-                    cache.cached_bytes -= size
-                    cache.hits += 1
-                    self._block = size
+                    self._size = size
+                    self._home = home
+                    allocated = alloc.allocated = alloc.allocated + size
+                    if allocated > alloc.peak_allocated:
+                        alloc.peak_allocated = allocated
+                    self._alloc = alloc
             else:
-                self._block, self.handle, self.ptr = cache.allocate(nbytes)
+                alloc.allocate(self, nbytes)
         else:
-            self._block, self.handle, self.ptr = cache.allocate(nbytes)
-        self._cache = cache
+            alloc.allocate(self, nbytes)
         self._owner: object = None
         self.device = dev
         self.nbytes = nbytes
@@ -58,26 +72,31 @@ class Storage:
         """A storage over memory that `owner` keeps alive (a NumPy array, a DLPack capsule)."""
         self = object.__new__(cls)
         self.handle, self.ptr = handle, ptr
-        self._block = nbytes
-        self._cache = None
+        self._alloc = None
         self._owner = owner
         self.device = dev
         self.nbytes = nbytes
         self.version = 0
         return self
 
+    def record_stream(self, stream: Stream) -> None:
+        """Mark the memory as used by `stream`: once freed, it is reused only after the
+        work enqueued on `stream` up to the free has completed."""
+        alloc = self._alloc
+        if alloc is not None:
+            alloc.record_stream(self, stream)
+
     def __del__(self) -> None:
-        cache = self._cache
-        if cache is not None:
-            size = self._block
-            # The cache's keep path, inlined (SmallBlockCache.release does the rest).
-            if size < SMALL_LIMIT and cache.cached_bytes + size <= CACHE_LIMIT:
-                blocks = cache._free.get(size)
-                if blocks is not None:
-                    blocks.append((self.handle, self.ptr))
-                    cache.cached_bytes += size
-                    return
-            cache.release(size, self.handle, self.ptr)
+        alloc = self._alloc
+        if alloc is not None:
+            size = self._size
+            # The allocator's keep path, inlined (CachingAllocator.release does the rest).
+            blocks = self._home.get(size)
+            if blocks is not None:
+                blocks.append((self.handle, self.ptr))
+                alloc.allocated -= size
+                return
+            alloc.release(self)
 
 
 class HostView:

@@ -100,7 +100,7 @@ class Stream:
         return hash((self.device, id(self) if self.native is None else id(self.native)))
 
     def __repr__(self) -> str:
-        kind = "default " if self is _defaults.get(self.device) else ""
+        kind = "default " if self is self.device._default_stream else ""
         return f"<ember.Stream {kind}device={self.device} priority={self.priority}>"
 
 
@@ -178,14 +178,16 @@ class Event:
 
 
 # -- the default and current streams -----------------------------------------------------
+# Devices are interned and never freed, so the default stream lives on the device object
+# and the thread's current streams are keyed by id(device): both avoid hashing a device
+# (a Python-level __hash__) on the kernels' hot path.
 
-_defaults: dict[device, Stream] = {}
 _defaults_lock = threading.Lock()
 
 
 class _Current(threading.local):
     def __init__(self) -> None:
-        self.streams: dict[device, Stream] = {}
+        self.streams: dict[int, Stream] = {}
 
 
 _current = _Current()
@@ -194,37 +196,40 @@ _current = _Current()
 def default_stream(device: Any = None) -> Stream:
     """The default stream of `device` (the default device when None); one per device."""
     dev = _device_of(device)
-    s = _defaults.get(dev)
+    s: Stream | None = dev._default_stream
     if s is None:
         with _defaults_lock:
-            s = _defaults.get(dev)
+            s = dev._default_stream
             if s is None:
                 native = dev._backend.stream_create(dev.index, 0, True)
-                s = _defaults[dev] = Stream._wrap(dev, native)
+                s = dev._default_stream = Stream._wrap(dev, native)
     return s
 
 
 def current_stream(device: Any = None) -> Stream:
     """The stream that new work on `device` goes to in this thread."""
     dev = _device_of(device)
-    s = _current.streams.get(dev)
+    s = _current.streams.get(id(dev))
     return s if s is not None else default_stream(dev)
 
 
 def current_native(dev: device) -> Any:
     """The native object of `dev`'s current stream: the kernels' fast path."""
-    s = _current.streams.get(dev)
-    if s is None:
-        s = _defaults.get(dev) or default_stream(dev)
+    streams = _current.streams
+    if streams:
+        s = streams.get(id(dev))
+        if s is not None:
+            return s.native
+    s = dev._default_stream or default_stream(dev)
     return s.native
 
 
 def set_stream(s: Stream) -> None:
     """Make `s` the current stream of its device in this thread (prefer `ember.stream`)."""
     if s is default_stream(s.device):
-        _current.streams.pop(s.device, None)
+        _current.streams.pop(id(s.device), None)
     else:
-        _current.streams[s.device] = s
+        _current.streams[id(s.device)] = s
 
 
 @contextmanager

@@ -75,8 +75,20 @@ def full_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 Runner = Callable[..., subprocess.CompletedProcess[str]]
 
 
+def _other_installed_plugins() -> list[str]:
+    """Plugins installed in this environment besides cpu (the opencl device, say)."""
+    from importlib.metadata import entry_points
+
+    return sorted(ep.name for ep in entry_points(group="ember.plugins") if ep.name != "cpu")
+
+
 def _run(args: list[str], site: Path | None, env: dict[str, str]) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("EMBER_")}
+    # The scenarios describe cpu plus their own throwaway plugins: other devices installed
+    # here stay out unless a scenario names its own allow- or deny-list.
+    others = _other_installed_plugins()
+    if others and "EMBER_PLUGINS" not in env and "EMBER_DISABLE_PLUGINS" not in env:
+        env = {**env, "EMBER_DISABLE_PLUGINS": ",".join(others)}
     if site is not None:
         full_env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(site), os.environ.get("PYTHONPATH")) if p

@@ -1,4 +1,4 @@
-"""The CPU device backend: host memory from the C caching allocator, synchronous."""
+"""The CPU device backend: raw host memory (the runtime caches it), synchronous."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ class CpuBackend(DeviceBackend):
         return 1
 
     def allocate(self, nbytes: int, index: int) -> tuple[Any, int]:
+        # Raw and uncached: the runtime's caching allocator keeps freed blocks.
         ptr = lib.em_alloc(nbytes)
         if ptr == 0:
             raise MemoryError(f"cpu: failed to allocate {nbytes} bytes")
@@ -30,10 +31,24 @@ class CpuBackend(DeviceBackend):
     def free(self, handle: Any, nbytes: int, index: int) -> None:
         lib.em_free(handle, nbytes)
 
-    def copy_from_host(self, handle: Any, byte_offset: int, source: np.ndarray, index: int) -> None:
+    def copy_from_host(
+        self,
+        handle: Any,
+        byte_offset: int,
+        source: np.ndarray,
+        index: int,
+        non_blocking: bool = False,
+    ) -> None:
         ffi.memmove(ffi.cast("char*", handle + byte_offset), source, source.nbytes)
 
-    def copy_to_host(self, handle: Any, byte_offset: int, target: np.ndarray, index: int) -> None:
+    def copy_to_host(
+        self,
+        handle: Any,
+        byte_offset: int,
+        target: np.ndarray,
+        index: int,
+        non_blocking: bool = False,
+    ) -> None:
         ffi.memmove(target, ffi.cast("char*", handle + byte_offset), target.nbytes)
 
     def wrap_host_array(self, array: np.ndarray) -> tuple[Any, int] | None:
@@ -45,13 +60,3 @@ class CpuBackend(DeviceBackend):
 
     def get_num_threads(self) -> int | None:
         return int(lib.em_get_num_threads())
-
-    def memory_stats(self, index: int) -> dict[str, int]:
-        return {
-            "cached_bytes": int(lib.em_cached_bytes()),
-            "cache_hits": int(lib.em_cache_hits()),
-            "raw_allocations": int(lib.em_raw_allocs()),
-        }
-
-    def empty_cache(self, index: int) -> None:
-        lib.em_empty_cache()

@@ -13,14 +13,16 @@ import struct
 from importlib import resources
 from typing import Any, Final, NamedTuple
 
+import numpy as np
+
 from ember import _dtype
 from ember._tensor import Tensor
-from ember_opencl._launch import ctype, kernel
+from ember_opencl._launch import LOCAL_SIZE, ctype, global_size_for, kernel, launch
 
 __all__ = [
-    "COLUMN_TILE", "GEOMETRY_C", "MIN_CHUNK", "PLANS", "Dim", "LineGeometry", "Plan",
-    "coalesce", "line_geometry", "line_plan", "pack", "remember", "source", "split_count",
-    "vector_load",
+    "COLUMN_TILE", "GEOMETRY_C", "MIN_CHUNK", "PER_CHUNK", "PER_OUTPUT", "PLANS", "Dim",
+    "Launch", "LineGeometry", "Plan", "coalesce", "enqueue", "line_geometry", "line_plan",
+    "pack", "remember", "sized", "source", "split_count", "vector_load",
 ]  # fmt: skip
 
 MAX_DIMS: Final = 16
@@ -153,15 +155,41 @@ def vector_load(dt: _dtype.dtype) -> str:
 # -- plans -------------------------------------------------------------------------------
 
 
-class Plan(NamedTuple):
-    """One planned call: kernels and their sizes; `main` writes `out` unless split."""
+#: Work-group sizes, fixed per kernel because PoCL compiles a kernel again for every new
+#: one: kernels with a work item per output or line, and kernels with a work item per
+#: chunk of a split walk (few items, each long: small groups spread them over the cores).
+PER_OUTPUT: Final = (LOCAL_SIZE,)
+PER_CHUNK: Final = (8,)
 
-    main: Any
-    finish: Any  # None unless split
+
+class Launch(NamedTuple):
+    """A kernel and its grid; the kernel's last argument is `items`, its work items."""
+
+    kernel: Any
+    global_size: tuple[int]
+    local_size: tuple[int]
+    items: np.int64
+
+
+def sized(k: Any, count: int, local: tuple[int]) -> Launch:
+    """`k` launched over `count` work items in groups of `local`."""
+    return Launch(k, global_size_for(count, 1, local[0]), local, np.int64(count))
+
+
+def enqueue(dev: Any, step: Launch, args: list[Any]) -> None:
+    """Enqueue `step` with `args` (and its count) on dev's current stream."""
+    launch(dev, step.kernel, step.global_size, [*args, step.items], step.local_size)
+
+
+class Plan(NamedTuple):
+    """One planned call; `main` writes the output unless the walk is split, when it
+    writes `partials` elements of dtype `scratch` that `finish` combines."""
+
+    main: Launch
+    finish: Launch | None
     columns: bool  # main is reduce_cols
     packed: bytes
-    items: int  # work items of `main`
-    outputs: int
+    partials: int
     length: int  # reduced positions per output (or the walked dim's length)
     nsplit: int
     scratch: _dtype.dtype
@@ -181,13 +209,25 @@ def remember(key: tuple[Any, ...], plan: Plan) -> Plan:
 
 
 def line_plan(
-    dev: Any, text: str, names: tuple[str, str, str], geo: LineGeometry, scratch: _dtype.dtype
+    dev: Any,
+    text: str,
+    names: tuple[str, str, str],
+    geo: LineGeometry,
+    scratch: _dtype.dtype,
+    finish_per_chunk: bool = False,
 ) -> Plan:
     """The plan of a walk along one dim: `names` are the kernels of `text` for one work
-    item per line, per chunk of a line, and combining the chunks; split when the lines
-    are too few to fill the device."""
+    item per line, per chunk of a line, and combining the chunks (per line, or per chunk
+    with `finish_per_chunk`); split when the lines are too few to fill the device."""
     nsplit = split_count(geo.lines, geo.n)
-    main = kernel(dev, text, names[0] if nsplit == 1 else names[1])
-    finish = kernel(dev, text, names[2]) if nsplit > 1 else None
     items = geo.lines * nsplit
-    return Plan(main, finish, False, geo.packed, items, geo.lines, geo.n, nsplit, scratch)
+    if nsplit == 1:
+        main = sized(kernel(dev, text, names[0]), items, PER_OUTPUT)
+        return Plan(main, None, False, geo.packed, items, geo.n, nsplit, scratch)
+    main = sized(kernel(dev, text, names[1]), items, PER_CHUNK)
+    finish = kernel(dev, text, names[2])
+    if finish_per_chunk:
+        last = sized(finish, items, PER_CHUNK)
+    else:
+        last = sized(finish, geo.lines, PER_OUTPUT)
+    return Plan(main, last, False, geo.packed, items, geo.n, nsplit, scratch)

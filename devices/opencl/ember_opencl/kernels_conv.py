@@ -3,8 +3,7 @@
 im2col moves NCHW windows into the column matrix that the runtime multiplies through the
 mm/bmm kernels; col2im is its adjoint, computed by work items that each own one image row
 and add its column elements in the CPU's order, so it needs no atomics and matches the
-CPU bit for bit.
-Signatures and layouts are documented beside the op definitions in
+CPU bit for bit. Signatures and layouts are documented beside the op definitions in
 ember.nn.functional._convolution.
 """
 

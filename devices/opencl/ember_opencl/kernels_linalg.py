@@ -6,9 +6,9 @@ operand is copied first; out is contiguous (the runtime's contract). float16 acc
 in float and is rounded once; integers wrap like the CPU's int64 accumulation.
 
 The tile shape depends on the device: on CPU devices (PoCL) one work item per group walks
-a whole tile with a long k loop, 64x64 tiles when there are enough of them to occupy every
-compute unit, else 32x32 so that small products still spread; on other devices 16x16 work
-items share a 64x64 tile.
+a whole tile with a long k loop, on 64x64 tiles when there are enough of them to keep every
+compute unit busy, else on 32x32 or 16x32 ones so that small products still spread; on
+other devices 16x16 work items share a 64x64 tile.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ __all__ = ["bmm", "mm", "register"]
 _SOURCE: Final = (resources.files("ember_opencl") / "cl" / "gemm.cl").read_text()
 _DTYPES: Final = frozenset({"float16", "float32", "float64", "uint8", "int8", "int32", "int64"})
 _WIDE: Final = frozenset({"float64", "int64"})  # 8-byte compute types: half-width vectors
-_SHAPE: Final = struct.Struct("12q")  # GemmShape in cl/gemm.cl
+_SHAPE: Final = struct.Struct("14q")  # GemmShape in cl/gemm.cl
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,14 @@ class _Tiling:
         )
 
 
-_CPU_BIG: Final = _Tiling(tm=64, tn=64, kc=256, rm=4, nv=2, wx=1, wy=1)
-_CPU_SMALL: Final = _Tiling(tm=32, tn=32, kc=256, rm=4, nv=1, wx=1, wy=1)
+# CPU devices: the largest tile that still gives every compute unit several tiles to take
+# (small products run on small tiles rather than on one core), else the smallest.
+_CPU_TILINGS: Final = (
+    _Tiling(tm=64, tn=64, kc=256, rm=4, nv=2, wx=1, wy=1),
+    _Tiling(tm=32, tn=32, kc=256, rm=4, nv=1, wx=1, wy=1),
+    _Tiling(tm=16, tn=32, kc=256, rm=4, nv=1, wx=1, wy=1),
+)
+_TILES_PER_UNIT: Final = 4
 _GPU: Final = _Tiling(tm=64, tn=64, kc=16, rm=4, nv=1, wx=16, wy=16)
 
 
@@ -82,28 +88,33 @@ def _fitting(tiling: _Tiling, itemsize: int, local_bytes: int) -> _Tiling:
     return tiling if kc == tiling.kc else replace(tiling, kc=kc)
 
 
-def _gemm_kernel(out: Tensor, a_k_fast: bool, b_k_fast: bool, tiles64: int) -> tuple[Any, _Tiling]:
-    """The kernel and its tiling for out's device and dtype and the operands' layouts."""
+def _choose(info: _Device, m: int, n: int, batch: int) -> int:
+    """The index of the CPU tiling for an (m, n) product of `batch` matrices."""
+    enough = _TILES_PER_UNIT * info.compute_units
+    for choice, tiling in enumerate(_CPU_TILINGS[:-1]):
+        if -(-m // tiling.tm) * -(-n // tiling.tn) * batch >= enough:
+            return choice
+    return len(_CPU_TILINGS) - 1
+
+
+def _gemm_kernel(out: Tensor, m: int, n: int, batch: int) -> tuple[Any, _Tiling]:
+    """The kernel and its tiling for out's device and dtype and the product's size."""
     device = out._device
     info = _devices.get(device)
     if info is None:
         info = _devices[device] = _Device(device)
     name = out._dtype.name
-    big = not info.cpu or tiles64 >= 2 * info.compute_units
-    key = (device, name, a_k_fast, b_k_fast, big)
+    choice = _choose(info, m, n, batch) if info.cpu else -1
+    key = (device, name, choice)
     found = _kernels.get(key)
     if found is not None:
         return found
-    tiling = _GPU if not info.cpu else _CPU_BIG if big else _CPU_SMALL
     if name not in _DTYPES:
         raise RuntimeError(f"mm: the opencl device has no matrix product for {name}")
     wide = name in _WIDE
-    tiling = _fitting(tiling, 8 if wide else 4, info.local_bytes)
+    tiling = _fitting(_CPU_TILINGS[choice] if info.cpu else _GPU, 8 if wide else 4,
+                      info.local_bytes)  # fmt: skip
     options = f"-DEM_{name.upper()} " + tiling.options(4 if wide or not info.cpu else 8)
-    if a_k_fast:
-        options += " -DA_K_FAST"
-    if b_k_fast:
-        options += " -DB_K_FAST"
     found = _kernels[key] = (kernel(device, _SOURCE, "gemm", options), tiling)
     return found
 
@@ -117,10 +128,11 @@ def _product(out: Tensor, a: Tensor, b: Tensor, batch: int, sa: tuple[int, ...],
     # column-major b): contiguous reads on CPUs, coalesced ones on GPUs.
     a_k_fast = sa[2] == 1 and sa[1] != 1
     b_k_fast = sb[1] == 1 and sb[2] != 1
-    tiles64 = -(-m // 64) * -(-n // 64) * batch
-    k_gemm, tiling = _gemm_kernel(out, a_k_fast, b_k_fast, tiles64)
+    k_gemm, tiling = _gemm_kernel(out, m, n, batch)
     grid = (-(-n // tiling.tn) * tiling.wx, -(-m // tiling.tm) * tiling.wy, batch)
-    shape = _SHAPE.pack(m, n, k, out._offset, a._offset, b._offset, *sa, *sb)
+    shape = _SHAPE.pack(
+        m, n, k, out._offset, a._offset, b._offset, *sa, *sb, a_k_fast, b_k_fast
+    )  # fmt: skip
     args = [mem(out), mem(a), mem(b), shape]
     launch(out._device, k_gemm, grid, args, (tiling.wx, tiling.wy, 1))
 

@@ -22,18 +22,22 @@ import numpy as np
 from ember import _dtype
 from ember._dispatch import Kernel, KernelRegistry
 from ember._tensor import Tensor, empty_tensor
-from ember_opencl._launch import ctype, kernel, launch, mem, prelude
+from ember_opencl._launch import ctype, kernel, mem, prelude
 from ember_opencl._reduce_geometry import (
     COLUMN_TILE,
     MIN_CHUNK,
+    PER_CHUNK,
+    PER_OUTPUT,
     PLANS,
     Dim,
     Plan,
     coalesce,
+    enqueue,
     line_geometry,
     line_plan,
     pack,
     remember,
+    sized,
     source,
     split_count,
     vector_load,
@@ -168,19 +172,24 @@ def _reduction_plan(op: str, out: Tensor, a: Tensor, dims: Sequence[int]) -> Pla
     text, scratch = _reduce_source(op, a._dtype, out._dtype)
     dev = a._device
     # Side-by-side columns pay when a kept dim is contiguous and the rows are not.
-    if kept and kept[-1][1] == 1 and kept[-1][0] >= 8 and reduced[-1][1] != 1 and rtotal:
+    columns = bool(kept) and kept[-1][1] == 1 and kept[-1][0] >= 8 and reduced[-1][1] != 1
+    if columns and rtotal:
         m = kept[-1][0]
         items = outputs // m * -(-m // COLUMN_TILE)
         nsplit = split_count(items, rtotal, max(8, MIN_CHUNK // min(m, COLUMN_TILE)))
-        main = kernel(dev, text, "reduce_cols")
+        main = sized(kernel(dev, text, "reduce_cols"), items * nsplit, PER_CHUNK)
     else:
-        items = outputs
-        nsplit = split_count(items, rtotal)
-        main = kernel(dev, text, "reduce_rows" if nsplit == 1 else "reduce_rows_split")
-    finish = kernel(dev, text, "reduce_finish") if nsplit > 1 else None
+        columns = False
+        nsplit = split_count(outputs, rtotal)
+        if nsplit == 1:
+            main = sized(kernel(dev, text, "reduce_rows"), outputs, PER_OUTPUT)
+        else:
+            main = sized(kernel(dev, text, "reduce_rows_split"), outputs * nsplit, PER_CHUNK)
+    finish = None
+    if nsplit > 1:
+        finish = sized(kernel(dev, text, "reduce_finish"), outputs, PER_OUTPUT)
     packed = pack(kept, reduced)
-    columns = main.function_name == "reduce_cols"
-    return Plan(main, finish, columns, packed, items * nsplit, outputs, rtotal, nsplit, scratch)
+    return Plan(main, finish, columns, packed, outputs * nsplit, rtotal, nsplit, scratch)
 
 
 def _reduction(op: str) -> Kernel:
@@ -195,17 +204,15 @@ def _reduction(op: str) -> Kernel:
                 args = [mem(out), out_off, mem(out), mem(a), a_off, plan.packed, rtotal, nsplit]
             else:
                 args = [mem(out), out_off, mem(a), a_off, plan.packed, rtotal]
-            launch(dev, plan.main, (plan.items,), args)
+            enqueue(dev, plan.main, args)
             return
-        part = empty_tensor((plan.outputs * plan.nsplit,), plan.scratch, dev)
+        part = empty_tensor((plan.partials,), plan.scratch, dev)
         if plan.columns:
             args = [mem(out), out_off, mem(part), mem(a), a_off, plan.packed, rtotal, nsplit]
         else:
             args = [mem(part), mem(a), a_off, plan.packed, rtotal, nsplit]
-        launch(dev, plan.main, (plan.items,), args)
-        launch(
-            dev, plan.finish, (plan.outputs,), [mem(out), out_off, mem(part), plan.packed, nsplit]
-        )
+        enqueue(dev, plan.main, args)
+        enqueue(dev, plan.finish, [mem(out), out_off, mem(part), plan.packed, nsplit])
 
     run.__name__ = run.__qualname__ = f"opencl_{op}"
     run.__doc__ = f"{op}(out, a, dims) on the opencl device."
@@ -241,15 +248,14 @@ def _along_dim(op: str, better: str) -> Kernel:
         dev = a._device
         out_off, a_off, n = np.int64(out._offset), np.int64(a._offset), np.int64(plan.length)
         if plan.finish is None:
-            launch(
-                dev, plan.main, (plan.items,), [mem(out), out_off, mem(a), a_off, plan.packed, n]
-            )
+            enqueue(dev, plan.main, [mem(out), out_off, mem(a), a_off, plan.packed, n])
             return
-        part = empty_tensor((plan.items,), _dtype.int64, dev)
+        part = empty_tensor((plan.partials,), _dtype.int64, dev)
         nsplit = np.int64(plan.nsplit)
-        launch(dev, plan.main, (plan.items,), [mem(part), mem(a), a_off, plan.packed, n, nsplit])
-        args = [mem(out), out_off, mem(part), mem(a), a_off, plan.packed, nsplit]
-        launch(dev, plan.finish, (plan.outputs,), args)
+        enqueue(dev, plan.main, [mem(part), mem(a), a_off, plan.packed, n, nsplit])
+        enqueue(
+            dev, plan.finish, [mem(out), out_off, mem(part), mem(a), a_off, plan.packed, nsplit]
+        )
 
     run.__name__ = run.__qualname__ = f"opencl_{op}"
     run.__doc__ = f"{op}(out_int64, a, dim) on the opencl device."
@@ -286,17 +292,17 @@ def cumsum(out: Tensor, a: Tensor, dim: int) -> None:
     if plan is None:
         text, scratch = _cumsum_source(a._dtype, out._dtype)
         geo = line_geometry(a, out, dim)
-        plan = remember(key, line_plan(a._device, text, _CUMSUM_KERNELS, geo, scratch))
+        plan = remember(key, line_plan(a._device, text, _CUMSUM_KERNELS, geo, scratch, True))
     dev = a._device
     out_off, a_off, n = np.int64(out._offset), np.int64(a._offset), np.int64(plan.length)
     if plan.finish is None:
-        launch(dev, plan.main, (plan.items,), [mem(out), out_off, mem(a), a_off, plan.packed, n])
+        enqueue(dev, plan.main, [mem(out), out_off, mem(a), a_off, plan.packed, n])
         return
-    part = empty_tensor((plan.items,), plan.scratch, dev)
+    part = empty_tensor((plan.partials,), plan.scratch, dev)
     nsplit = np.int64(plan.nsplit)
-    launch(dev, plan.main, (plan.items,), [mem(part), mem(a), a_off, plan.packed, n, nsplit])
+    enqueue(dev, plan.main, [mem(part), mem(a), a_off, plan.packed, n, nsplit])
     args = [mem(out), out_off, mem(part), mem(a), a_off, plan.packed, n, nsplit]
-    launch(dev, plan.finish, (plan.items,), args)
+    enqueue(dev, plan.finish, args)
 
 
 def register(registry: KernelRegistry) -> None:

@@ -16,8 +16,19 @@ from ember import _dtype
 from ember._dispatch import Kernel, KernelRegistry
 from ember._tensor import Tensor, empty_tensor
 from ember.nn.functional import _activation  # noqa: F401 - defines softmax and log_softmax
-from ember_opencl._launch import kernel, launch, mem, prelude
-from ember_opencl._reduce_geometry import PLANS, Plan, line_geometry, remember, source, split_count
+from ember_opencl._launch import kernel, mem, prelude
+from ember_opencl._reduce_geometry import (
+    PER_CHUNK,
+    PER_OUTPUT,
+    PLANS,
+    Plan,
+    enqueue,
+    line_geometry,
+    remember,
+    sized,
+    source,
+    split_count,
+)
 
 __all__ = ["register"]
 
@@ -48,14 +59,14 @@ def _plan(log_out: int, out: Tensor, a: Tensor, dim: int) -> Plan:
     geo = line_geometry(a, out, dim)
     text = _softmax_source(a._dtype, log_out)
     nsplit = split_count(geo.lines, geo.n)
-    dev = a._device
+    dev, items = a._device, geo.lines * nsplit if geo.n else 0
     if nsplit == 1:
-        main, finish = kernel(dev, text, "softmax_rows"), None
-    else:
-        main = kernel(dev, text, "softmax_split")
-        finish = kernel(dev, text, "softmax_split_write")
-    items = geo.lines * nsplit if geo.n else 0
-    return Plan(main, finish, False, geo.packed, items, geo.lines, geo.n, nsplit, _dtype.float64)
+        main = sized(kernel(dev, text, "softmax_rows"), items, PER_OUTPUT)
+        return Plan(main, None, False, geo.packed, 0, geo.n, nsplit, _dtype.float64)
+    main = sized(kernel(dev, text, "softmax_split"), items, PER_CHUNK)
+    finish = sized(kernel(dev, text, "softmax_split_write"), items, PER_CHUNK)
+    # a (maximum, sum of exponentials) pair per chunk
+    return Plan(main, finish, False, geo.packed, 2 * items, geo.n, nsplit, _dtype.float64)
 
 
 def _softmax(name: str, log_out: int) -> Kernel:
@@ -65,15 +76,13 @@ def _softmax(name: str, log_out: int) -> Kernel:
         dev = a._device
         out_off, a_off, n = np.int64(out._offset), np.int64(a._offset), np.int64(plan.length)
         if plan.finish is None:
-            args = [mem(out), out_off, mem(a), a_off, plan.packed, n]
-            launch(dev, plan.main, (plan.items,), args)
+            enqueue(dev, plan.main, [mem(out), out_off, mem(a), a_off, plan.packed, n])
             return
-        # (maximum, sum of exponentials) per chunk
-        part = empty_tensor((2 * plan.items,), _dtype.float64, dev)
+        part = empty_tensor((plan.partials,), _dtype.float64, dev)
         nsplit = np.int64(plan.nsplit)
-        launch(dev, plan.main, (plan.items,), [mem(part), mem(a), a_off, plan.packed, n, nsplit])
+        enqueue(dev, plan.main, [mem(part), mem(a), a_off, plan.packed, n, nsplit])
         args = [mem(out), out_off, mem(part), mem(a), a_off, plan.packed, n, nsplit]
-        launch(dev, plan.finish, (plan.items,), args)
+        enqueue(dev, plan.finish, args)
 
     run.__name__ = run.__qualname__ = f"opencl_{name}"
     run.__doc__ = f"{name}(out, a, dim) on the opencl device: a floating, out of a's shape."

@@ -96,8 +96,9 @@ def assert_same(p: Pair) -> None:
 
 # --- mm and bmm ----------------------------------------------------------------------------
 
-# (M, K, N): tiny, ragged tile edges, k past one 256-deep slice, enough tiles for 64x64.
-SHAPES = [(1, 1, 1), (5, 7, 3), (70, 130, 33), (33, 300, 65), (130, 40, 140)]
+# (M, K, N): tiny, ragged tile edges, k past one 256-deep slice; on a 2-unit CPU device
+# they run on each of the GEMM's tilings (16x32, 32x32 and 64x64 tiles).
+SHAPES = [(1, 1, 1), (5, 7, 3), (70, 130, 33), (33, 300, 65), (96, 300, 80), (130, 40, 140)]
 LAYOUTS = ["contiguous", "transposed", "stepped"]
 
 

@@ -31,17 +31,20 @@ DEVICES = (device("cpu"), device("opencl", 0))
 TOLERANCE = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}
 Pair = tuple[Tensor, Tensor]
 
-# (shape, reduced dims): one output; rows; columns with a partial group; interleaved dims;
-# few long rows (split); few long columns (split columns); 0-d; nothing reduced
+# (shape, reduced dims): one output; rows; columns (a partial vector; two tiles, the second
+# partial; two reduced dims between kept ones); interleaved dims; few long rows (split);
+# few long columns (split columns); 0-d; nothing reduced
 REDUCE_CASES: list[tuple[tuple[int, ...], tuple[int, ...]]] = [
     ((5,), (0,)),
     ((6, 37), (1,)),
     ((37, 21), (0,)),
+    ((40, 300), (0,)),
+    ((4, 9, 5, 40), (0, 2)),
     ((3, 4, 5), (0, 2)),
     ((3, 4, 5), (1,)),
     ((2, 20000), (1,)),
     ((20000, 3), (0,)),
-    ((3000, 24), (0,)),
+    ((3000, 21), (0,)),
     ((), ()),
     ((4, 3), ()),
 ]

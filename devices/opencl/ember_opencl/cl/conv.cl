@@ -34,10 +34,13 @@ typedef struct {
                s_n = g.s_n, s_c = g.s_c, s_i = g.s_i, s_j = g.s_j, x_off = g.x_off,       \
                cols_off = g.cols_off
 
+/* a / b for a >= 0, b > 0, skipping the division (tens of cycles) when b is 1. */
+static inline long divide(long a, long b) { return b == 1 ? a : a / b; }
+
 /* The outputs [lo, hi) of a row whose input position o*stride + off lies in [0, size). */
 static inline void valid_span(long off, long stride, long size, long out, long* lo, long* hi) {
-    long l = off >= 0 ? 0 : (-off + stride - 1) / stride;
-    long h = size - 1 - off < 0 ? 0 : (size - 1 - off) / stride + 1;
+    long l = off >= 0 ? 0 : divide(-off + stride - 1, stride);
+    long h = size - 1 - off < 0 ? 0 : divide(size - 1 - off, stride) + 1;
     l = l < out ? l : out;
     h = h < out ? h : out;
     *lo = l;
@@ -76,7 +79,7 @@ __kernel void col2im(__global T* x, __global const T* cols, ConvGeometry g) {
     for (long i = 0; i < KH; i++) {
         const long th = ih + PH - i * DH; /* = y * SH for the output row y that reads ih */
         if (th < 0) break;                /* th only falls as i grows */
-        const long y = th / SH;
+        const long y = divide(th, SH);
         if (y * SH != th || y >= OH) continue;
         for (long j = 0; j < KW; j++) {
             const long offw = j * DW - PW;

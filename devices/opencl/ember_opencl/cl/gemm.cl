@@ -90,43 +90,33 @@ typedef union {
 } lanes_t;
 
 /* The staging loops below visit (kk, i) pairs: nested when one work item does them all,
- * else spread over the group with compile-time divisors. K_FAST puts k innermost (the
- * operand's unit-stride direction). */
+ * else spread over the group with compile-time divisors. k_fast puts k innermost (the
+ * operand's unit-stride direction); it is an argument, not a build option, to keep the
+ * number of programs (and of compilations on a cold cache) down. */
 #if NT == 1
-#define FOR_PAIRS(K_FAST, kk, i, kc, TI)                              \
-    for (int o_ = 0; o_ < (K_FAST ? TI : kc); o_++)                   \
-        for (int n_ = 0; n_ < (K_FAST ? kc : TI); n_++)               \
-            for (int kk = K_FAST ? n_ : o_, i = K_FAST ? o_ : n_, once_ = 1; once_; once_ = 0)
+#define FOR_PAIRS(k_fast, kk, i, kc, TI)                              \
+    for (int o_ = 0; o_ < (k_fast ? TI : kc); o_++)                   \
+        for (int n_ = 0; n_ < (k_fast ? kc : TI); n_++)               \
+            for (int kk = k_fast ? n_ : o_, i = k_fast ? o_ : n_, once_ = 1; once_; once_ = 0)
 #else
-#define FOR_PAIRS(K_FAST, kk, i, kc, TI)                              \
+#define FOR_PAIRS(k_fast, kk, i, kc, TI)                              \
     for (int e_ = lid; e_ < KC * TI; e_ += NT)                        \
-        for (int kk = K_FAST ? e_ % KC : e_ / TI, i = K_FAST ? e_ / KC : e_ % TI, once_ = 1; \
+        for (int kk = k_fast ? e_ % KC : e_ / TI, i = k_fast ? e_ / KC : e_ % TI, once_ = 1; \
              once_ && kk < kc; once_ = 0)
-#endif
-
-#ifdef A_K_FAST /* a row-major */
-#define A_FAST 1
-#else
-#define A_FAST 0
-#endif
-#ifdef B_K_FAST /* b column-major */
-#define B_FAST 1
-#else
-#define B_FAST 0
 #endif
 
 /* Stage rows [k0, k0 + kc) of the tile's a block as la[kk * TM + i] (zero past tm). */
 static inline void stage_a(__local CT* la, const __global ST* a, long sar, long sac, long k0,
-                           int kc, int tm, int lid) {
-    FOR_PAIRS(A_FAST, kk, i, kc, TM) {
+                           int kc, int tm, int lid, bool k_fast) {
+    FOR_PAIRS(k_fast, kk, i, kc, TM) {
         la[kk * TM + i] = i < tm ? LOAD(a, i * sar + (k0 + kk) * sac) : (CT)0;
     }
 }
 
 /* Stage rows [k0, k0 + kc) of the tile's b block as lb[kk * TN + j] (zero past tn). */
 static inline void stage_b(__local CT* lb, const __global ST* b, long sbr, long sbc, long k0,
-                           int kc, int tn, int lid) {
-    FOR_PAIRS(B_FAST, kk, j, kc, TN) {
+                           int kc, int tn, int lid, bool k_fast) {
+    FOR_PAIRS(k_fast, kk, j, kc, TN) {
         lb[kk * TN + j] = j < tn ? LOAD(b, (k0 + kk) * sbr + j * sbc) : (CT)0;
     }
 }
@@ -137,6 +127,7 @@ typedef struct {
     long c_off, a_off, b_off;
     long sab, sar, sac; /* a's batch, row and column strides */
     long sbb, sbr, sbc;
+    long a_k_fast, b_k_fast; /* stage along k: a row-major, b column-major */
 } GemmShape;
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1))) void gemm(
@@ -152,49 +143,49 @@ __kernel __attribute__((reqd_work_group_size(WX, WY, 1))) void gemm(
     b += g.b_off + z * g.sbb + jb * sbc;
     c += g.c_off + z * M * N;
 
+    /* Register blocks wholly past the matrix edge are skipped: they would only multiply
+     * padding. */
+#define FOR_BLOCKS                                                  \
+    for (int x = 0; x < PM && (x * WY + ly) * RM < tm; x++)         \
+        for (int y = 0; y < PN && (y * WX + lx) * RN < tn; y++)
     CV acc[PM][PN][RM * NV];
-    for (int x = 0; x < PM; x++)
-        for (int y = 0; y < PN; y++)
-            for (int r = 0; r < RM * NV; r++) acc[x][y][r] = (CV)0;
+    FOR_BLOCKS {
+        for (int r = 0; r < RM * NV; r++) acc[x][y][r] = (CV)0;
+    }
 
     for (long k0 = 0; k0 < K; k0 += KC) {
         const int kc = K - k0 < KC ? (int)(K - k0) : KC;
         barrier(CLK_LOCAL_MEM_FENCE);
-        stage_a(la, a, sar, sac, k0, kc, tm, lid);
-        stage_b((__local CT*)lb, b, sbr, sbc, k0, kc, tn, lid);
+        stage_a(la, a, sar, sac, k0, kc, tm, lid, g.a_k_fast != 0);
+        stage_b((__local CT*)lb, b, sbr, sbc, k0, kc, tn, lid, g.b_k_fast != 0);
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* Register blocks wholly past the matrix edge would only multiply padding. */
-        for (int x = 0; x < PM && (x * WY + ly) * RM < tm; x++) {
-            for (int y = 0; y < PN && (y * WX + lx) * RN < tn; y++) {
-                const __local CT* ap = la + (x * WY + ly) * RM;
-                const __local CV* bp = lb + (y * WX + lx) * NV;
-                CV blk[RM * NV];
-                for (int r = 0; r < RM * NV; r++) blk[r] = acc[x][y][r];
-                for (int kk = 0; kk < kc; kk++) {
-                    const __local CV* bk = bp + kk * (TN / VW);
+        FOR_BLOCKS {
+            const __local CT* ap = la + (x * WY + ly) * RM;
+            const __local CV* bp = lb + (y * WX + lx) * NV;
+            CV blk[RM * NV];
+            for (int r = 0; r < RM * NV; r++) blk[r] = acc[x][y][r];
+            for (int kk = 0; kk < kc; kk++) {
+                const __local CV* bk = bp + kk * (TN / VW);
 #pragma unroll
-                    for (int r = 0; r < RM; r++) {
-                        CT av = ap[kk * TM + r];
+                for (int r = 0; r < RM; r++) {
+                    CT av = ap[kk * TM + r];
 #pragma unroll
-                        for (int v = 0; v < NV; v++) blk[v * RM + r] += av * bk[v];
-                    }
+                    for (int v = 0; v < NV; v++) blk[v * RM + r] += av * bk[v];
                 }
-                for (int r = 0; r < RM * NV; r++) acc[x][y][r] = blk[r];
             }
+            for (int r = 0; r < RM * NV; r++) acc[x][y][r] = blk[r];
         }
     }
 
-    for (int x = 0; x < PM; x++) {
-        for (int y = 0; y < PN; y++) {
-            for (int r = 0; r < RM * NV; r++) {
-                const int i = (x * WY + ly) * RM + r % RM;
-                const int j = (y * WX + lx) * RN + (r / RM) * VW;
-                if (i >= tm) continue;
-                lanes_t out;
-                out.v = acc[x][y][r];
-                __global ST* row = c + (ib + i) * N + jb;
-                for (int q = 0; q < VW && j + q < tn; q++) STORE(row, j + q, out.s[q]);
-            }
+    FOR_BLOCKS {
+        for (int r = 0; r < RM * NV; r++) {
+            const int i = (x * WY + ly) * RM + r % RM;
+            const int j = (y * WX + lx) * RN + (r / RM) * VW;
+            if (i >= tm) continue;
+            lanes_t out;
+            out.v = acc[x][y][r];
+            __global ST* row = c + (ib + i) * N + jb;
+            for (int q = 0; q < VW && j + q < tn; q++) STORE(row, j + q, out.s[q]);
         }
     }
 }

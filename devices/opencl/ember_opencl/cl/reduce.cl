@@ -12,6 +12,8 @@
  *   - either of them split: when there are too few outputs to fill the device, each
  *     output's reduced positions are cut into `nsplit` chunks whose partial accumulators
  *     reduce_finish combines in order (a.sum() of a long tensor).
+ * Work-group sizes are fixed per kernel (PoCL compiles a kernel again for every new one),
+ * so every kernel takes its number of work items, `count`, and skips the rest.
  *
  * Specialised by the host's defines (see kernels_reduce.py):
  *   A_T, A_LOAD(p, i), A_LOAD8(p, i)  input storage type, scalar and 8-vector loads
@@ -90,8 +92,9 @@ inline ACC_T reduce_range(const __global A_T* a, const RedGeometry* g, long base
 }
 
 __kernel void reduce_rows(__global O_T* out, long out_off, const __global A_T* a, long a_off,
-                          RedGeometry g, long rtotal) {
+                          RedGeometry g, long rtotal, long count) {
     const long o = get_global_id(0);
+    if (o >= count) return;
     const long2 k = red_unravel(&g, 0, (int)g.nk, o);
     const ACC_T acc = reduce_range(a, &g, a_off + k.x, 0, rtotal);
     O_STORE(out, out_off + k.y, acc);
@@ -99,15 +102,17 @@ __kernel void reduce_rows(__global O_T* out, long out_off, const __global A_T* a
 
 /* work item o * nsplit + c: chunk c of output o */
 __kernel void reduce_rows_split(__global ACC_T* part, const __global A_T* a, long a_off,
-                                RedGeometry g, long rtotal, long nsplit) {
+                                RedGeometry g, long rtotal, long nsplit, long count) {
     const long item = get_global_id(0), o = item / nsplit, c = item - o * nsplit;
+    if (item >= count) return;
     const long2 k = red_unravel(&g, 0, (int)g.nk, o);
     part[item] = reduce_range(a, &g, a_off + k.x, rtotal * c / nsplit, rtotal * (c + 1) / nsplit);
 }
 
 __kernel void reduce_finish(__global O_T* out, long out_off, const __global ACC_T* part,
-                            RedGeometry g, long nsplit) {
+                            RedGeometry g, long nsplit, long count) {
     const long o = get_global_id(0);
+    if (o >= count) return;
     ACC_T acc = part[o * nsplit];
     for (long c = 1; c < nsplit; c++) {
         const ACC_T x = part[o * nsplit + c];
@@ -148,7 +153,8 @@ __kernel void reduce_finish(__global O_T* out, long out_off, const __global ACC_
  * the layout reduce_finish reads. */
 __kernel void reduce_cols(__global O_T* out, long out_off, __global ACC_T* part,
                           const __global A_T* a, long a_off, RedGeometry g, long rtotal,
-                          long nsplit) {
+                          long nsplit, long count) {
+    if (get_global_id(0) >= count) return;
     const int inner = (int)g.nk - 1, end_dim = (int)(g.nk + g.nr);
     const long m = g.size[inner], tiles = (m + TILE - 1) / TILE;
     const long item = get_global_id(0) / nsplit, c = get_global_id(0) - item * nsplit;

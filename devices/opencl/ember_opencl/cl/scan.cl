@@ -9,6 +9,7 @@
  *     chunks' winners and keeps the first of the best (a NaN wins at once);
  *   - cumsum: each chunk sums its elements, then rescans them starting from the sum of
  *     the chunks before it.
+ * Every kernel takes its number of work items, `count` (fixed work-group sizes).
  *
  * Defines: A_T, A_C, A_LOAD (input, from the prelude); for argmax BETTER(x, best) (> or
  * <), A_C8 and A_LOAD8(p, i) (8 lanes of A_C), IS_FLOAT; for cumsum O_T, O_STORE, ACC_T,
@@ -86,22 +87,26 @@ inline long arg_range(const __global A_T* p, long begin, long end, long s) {
 }
 
 __kernel void arg_lines(__global long* out, long out_off, const __global A_T* a, long a_off,
-                        RedGeometry g, long n) {
+                        RedGeometry g, long n, long count) {
+    if (get_global_id(0) >= count) return;
     const long2 k = red_unravel(&g, 0, (int)g.nk, get_global_id(0));
     out[out_off + k.y] = arg_range(a + a_off + k.x, 0, n, g.sa[g.nk]);
 }
 
 /* work item o * nsplit + c: chunk c of line o (nsplit <= n: no chunk is empty) */
 __kernel void arg_lines_split(__global long* part, const __global A_T* a, long a_off,
-                              RedGeometry g, long n, long nsplit) {
+                              RedGeometry g, long n, long nsplit, long count) {
     const long item = get_global_id(0), o = item / nsplit, c = item - o * nsplit;
+    if (item >= count) return;
     const long2 k = red_unravel(&g, 0, (int)g.nk, o);
     part[item] = arg_range(a + a_off + k.x, n * c / nsplit, n * (c + 1) / nsplit, g.sa[g.nk]);
 }
 
 __kernel void arg_finish(__global long* out, long out_off, const __global long* part,
-                         const __global A_T* a, long a_off, RedGeometry g, long nsplit) {
+                         const __global A_T* a, long a_off, RedGeometry g, long nsplit,
+                         long count) {
     const long o = get_global_id(0), s = g.sa[g.nk];
+    if (o >= count) return;
     const long2 k = red_unravel(&g, 0, (int)g.nk, o);
     const __global A_T* p = a + a_off + k.x;
     long at = part[o * nsplit];
@@ -131,15 +136,17 @@ inline void scan_range(const __global A_T* p, long sa, __global O_T* q, long so,
 }
 
 __kernel void cumsum_lines(__global O_T* out, long out_off, const __global A_T* a, long a_off,
-                           RedGeometry g, long n) {
+                           RedGeometry g, long n, long count) {
+    if (get_global_id(0) >= count) return;
     const long2 k = red_unravel(&g, 0, (int)g.nk, get_global_id(0));
     scan_range(a + a_off + k.x, g.sa[g.nk], out + out_off + k.y, g.so[g.nk], 0, n, (ACC_T)0);
 }
 
 /* work item o * nsplit + c: the sum of chunk c of line o */
 __kernel void cumsum_chunk_sums(__global ACC_T* part, const __global A_T* a, long a_off,
-                                RedGeometry g, long n, long nsplit) {
+                                RedGeometry g, long n, long nsplit, long count) {
     const long item = get_global_id(0), o = item / nsplit, c = item - o * nsplit;
+    if (item >= count) return;
     const long sa = g.sa[g.nk];
     const __global A_T* p = a + a_off + red_unravel(&g, 0, (int)g.nk, o).x;
     ACC_T acc = 0;
@@ -150,8 +157,9 @@ __kernel void cumsum_chunk_sums(__global ACC_T* part, const __global A_T* a, lon
 /* work item o * nsplit + c: chunk c of line o, from the sum of the chunks before it */
 __kernel void cumsum_chunks(__global O_T* out, long out_off, const __global ACC_T* part,
                             const __global A_T* a, long a_off, RedGeometry g, long n,
-                            long nsplit) {
+                            long nsplit, long count) {
     const long item = get_global_id(0), o = item / nsplit, c = item - o * nsplit;
+    if (item >= count) return;
     const long2 k = red_unravel(&g, 0, (int)g.nk, o);
     ACC_T acc = 0;
     for (long b = o * nsplit; b < item; b++) acc += part[b];

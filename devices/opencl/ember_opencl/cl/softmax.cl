@@ -99,7 +99,8 @@ inline void contiguous_write(const __global A_T* p, __global A_T* q, long n, A_C
 }
 
 __kernel void softmax_rows(__global A_T* out, long out_off, const __global A_T* a, long a_off,
-                           RedGeometry g, long n) {
+                           RedGeometry g, long n, long count) {
+    if (get_global_id(0) >= count) return;
     const long2 k = red_unravel(&g, 0, (int)g.nk, get_global_id(0));
     const long si = g.sa[g.nk], so = g.so[g.nk];
     const __global A_T* p = a + a_off + k.x;
@@ -115,8 +116,9 @@ __kernel void softmax_rows(__global A_T* out, long out_off, const __global A_T* 
 
 /* work item o * nsplit + c: (m_c, s_c) of chunk c of row o into part[2 * item ..] */
 __kernel void softmax_split(__global double* part, const __global A_T* a, long a_off,
-                            RedGeometry g, long n, long nsplit) {
+                            RedGeometry g, long n, long nsplit, long count) {
     const long item = get_global_id(0), o = item / nsplit, c = item - o * nsplit;
+    if (item >= count) return;
     const long si = g.sa[g.nk], begin = n * c / nsplit, end = n * (c + 1) / nsplit;
     const __global A_T* p = a + a_off + red_unravel(&g, 0, (int)g.nk, o).x;
     const A_C m = row_max(p, begin, end, si);
@@ -127,8 +129,9 @@ __kernel void softmax_split(__global double* part, const __global A_T* a, long a
 
 __kernel void softmax_split_write(__global A_T* out, long out_off, const __global double* part,
                                   const __global A_T* a, long a_off, RedGeometry g, long n,
-                                  long nsplit) {
+                                  long nsplit, long count) {
     const long item = get_global_id(0), o = item / nsplit, c = item - o * nsplit;
+    if (item >= count) return;
     const long2 k = red_unravel(&g, 0, (int)g.nk, o);
     const __global double* row = part + 2 * o * nsplit;
     double m = -INFINITY, total = 0.0;
