@@ -44,10 +44,11 @@ class OpenCLStream:
     """A native stream: one in-order, profiling-enabled command queue of one device.
 
     `pending` keeps pyopencl's NannyEvents of non-blocking host copies: dropping one
-    blocks until its copy is done, so they live here until they complete. `last` is the
-    event of the latest command (kernel, copy, barrier, marker) that Ember enqueued: the
-    queue is in order, so the stream is idle once that event has completed. `dirty` is
-    set by `queue_for`, whose callers enqueue commands whose events Ember doesn't see.
+    blocks until its copy is done, so they live here until they complete. The queue is
+    in order, so the stream is idle once its latest command has completed: `last` is the
+    event of that command when it is a copy, barrier or marker; kernel launches (whose
+    events aren't kept, see _launch.launch) and `queue_for` users set `dirty` instead, and
+    a query then asks with a marker of its own.
     """
 
     __slots__ = ("__weakref__", "dirty", "index", "last", "pending", "priority", "queue")
@@ -292,9 +293,11 @@ class OpenCLBackend(DeviceBackend):
 
     def stream_wait_marker(self, stream: OpenCLStream, marker: Any) -> None:
         stream.last = cl.enqueue_barrier(stream.queue, wait_for=[marker])
+        stream.dirty = False
 
     def event_record(self, stream: OpenCLStream, index: int, enable_timing: bool) -> Any:
         marker = stream.last = cl.enqueue_marker(stream.queue)
+        stream.dirty = False
         # Submit what is queued so that the marker can complete without a later finish.
         stream.queue.flush()
         return marker
@@ -313,7 +316,9 @@ def _after_copy(
     stream: OpenCLStream, event: Any, non_blocking: bool, name: str, start_ns: int
 ) -> None:
     """Keep a non-blocking copy's NannyEvent (and so its host array) until it completes."""
-    stream.last = event
+    # In order: a blocking copy has returned, so everything before it is done too.
+    stream.last = event if non_blocking else None
+    stream.dirty = False
     if non_blocking:
         stream.prune()
         stream.pending.append(event)
