@@ -72,9 +72,10 @@ class _Exclusive:
 class CachingAllocator:
     """The memory of one device: pools per stream, statistics, the out-of-memory path.
 
-    Storage's inlined hit and free paths read and write `fast`, `allocated` and
-    `peak_allocated`, and frees append to `_deferred`, without the lock (the GIL keeps each
-    step whole); everything else changes under `_lock`, and pools only while `_busy`.
+    Storage's inlined hit and free paths read and write `fast`, `stream_small`,
+    `allocated` and `peak_allocated`, and frees append to `_deferred`, without the lock (the
+    GIL keeps each step whole); everything else changes under `_lock`, and pools only while
+    `_busy`.
     """
 
     __slots__ = (
@@ -97,6 +98,7 @@ class CachingAllocator:
         "device",
         "fast",
         "peak_allocated",
+        "stream_small",
     )
 
     def __init__(self, dev: device, backend: DeviceBackend, index: int) -> None:
@@ -129,6 +131,9 @@ class CachingAllocator:
         # stream, and Storage takes small blocks from it without calling in here.
         self._single = self._pool_of(None) if self._synchronous else None
         self.fast: FreeLists = self._single.small if self._single else NO_FAST_PATH
+        # Otherwise id(native stream) -> its pool's small free lists, for Storage's hit
+        # path; ids stay unique while the pool keeps its stream's native object.
+        self.stream_small: dict[int, FreeLists] = {}
 
     # -- allocation ------------------------------------------------------------------------
 
@@ -182,6 +187,8 @@ class CachingAllocator:
         if pool is None:
             with self._lock:
                 pool = self._pools.setdefault(id(native), Pool(native))
+                if not self._synchronous:
+                    self.stream_small[id(native)] = pool.small
         return pool
 
     def _allocate_small(self, pool: Pool, size: int, nbytes: int) -> tuple[Any, int]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ember._allocator import ROUND, SMALL_LIMIT, CachingAllocator, FreeLists
+from ember._allocator import NO_FAST_PATH, ROUND, SMALL_LIMIT, CachingAllocator, FreeLists
 from ember._device import device
 
 if TYPE_CHECKING:
@@ -41,11 +41,15 @@ class Storage:
     def __init__(self, dev: device, nbytes: int) -> None:
         alloc = dev._allocator
         # The allocator's small-pool hit path, inlined: CachingAllocator.allocate does the
-        # rest. `fast` is empty on devices whose pools are per stream.
+        # rest. `fast` is empty on devices whose pools are per stream: those look up the
+        # current stream's pool, unless frees wait for events (allocate processes them).
         if nbytes < SMALL_LIMIT:
             size = (nbytes + ROUND - 1) // ROUND * ROUND or ROUND
             home = alloc.fast
             blocks = home.get(size)
+            if not blocks and home is NO_FAST_PATH and not alloc._pending:
+                home = alloc.stream_small.get(id(alloc._current_native(dev)), NO_FAST_PATH)
+                blocks = home.get(size)
             if blocks:
                 try:
                     self.handle, self.ptr = blocks.pop()

@@ -2,8 +2,9 @@
 
 Each `*KERNELS(dev, ...)` builds (on first use) the program for one op and dtype and
 returns its (contiguous, strided, error flag) kernels; `kernels_elementwise` looks them
-up in `KERNELS` first, so the hot path is one dict lookup. Also here: what the kernels
-share (scalar conversion, broadcast strides, launch sizes).
+up in `KERNELS` first, so the hot path is one dict lookup. Keys start with the device's
+index, not the device: this family only sees opencl devices, and an int hashes in C.
+Also here: what the kernels share (scalar conversion, broadcast strides, launch sizes).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ Scalar = bool | int | float
 
 _TEMPLATE: Final = files("ember_opencl").joinpath("cl/elementwise.cl").read_text()
 _VEC: Final = 8  # elements per work item in contiguous kernels (~0.95x of float4 a+b)
-_GROUP: Final = LOCAL_SIZE * _VEC
+GROUP: Final = LOCAL_SIZE * _VEC  # elements per work-group of a contiguous kernel
 LOCAL: Final = (LOCAL_SIZE,)
 BITS: Final = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _BITS_C: Final = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}
@@ -34,7 +35,7 @@ _U64: Final = 1 << 64
 _ZERO: Final = np.zeros(1, np.int32)
 
 Kernels = tuple[Any, Any, Any]  # (contiguous, strided, error-flag buffer or None)
-KERNELS: dict[tuple[Any, ...], Kernels] = {}
+KERNELS: dict[tuple[Any, ...], Kernels] = {}  # (device index, family, ...) -> kernels
 
 
 def has_fp64(dev: Any) -> bool:
@@ -115,7 +116,7 @@ def strides_at(t: Tensor, shape: Shape) -> Shape:
 
 
 def groups(n: int) -> tuple[int]:
-    return ((n + _GROUP - 1) // _GROUP * LOCAL_SIZE or LOCAL_SIZE,)
+    return ((n + GROUP - 1) // GROUP * LOCAL_SIZE or LOCAL_SIZE,)
 
 
 def items(n: int) -> tuple[int]:
@@ -144,7 +145,7 @@ def scalar_to(dtype: Any, value: Scalar) -> Any:
 
 
 def unary_kernels(dev: Any, op: str, dtype: Any) -> Kernels:
-    key = (dev, "unary", op, dtype)
+    key = (dev.index, "unary", op, dtype)
     found = KERNELS.get(key)
     if found is not None:
         return found
@@ -159,7 +160,7 @@ def unary_kernels(dev: Any, op: str, dtype: Any) -> Kernels:
 
 
 def binary_kernels(dev: Any, op: str, dtype: Any, scalar: str = "") -> Kernels:
-    key = (dev, "binary", op, dtype, scalar)
+    key = (dev.index, "binary", op, dtype, scalar)
     found = KERNELS.get(key)
     if found is not None:
         return found
@@ -179,7 +180,7 @@ def binary_kernels(dev: Any, op: str, dtype: Any, scalar: str = "") -> Kernels:
 
 
 def copy_kernels(dev: Any, dst: Any, src: Any) -> Kernels:
-    key = (dev, "copy", dst, src)
+    key = (dev.index, "copy", dst, src)
     found = KERNELS.get(key)
     if found is not None:
         return found
@@ -198,7 +199,7 @@ def copy_kernels(dev: Any, dst: Any, src: Any) -> Kernels:
 
 
 def fill_kernels(dev: Any, itemsize: int) -> Kernels:
-    key = (dev, "fill", itemsize)
+    key = (dev.index, "fill", itemsize)
     found = KERNELS.get(key)
     if found is not None:
         return found
@@ -207,7 +208,7 @@ def fill_kernels(dev: Any, itemsize: int) -> Kernels:
 
 
 def arange_kernel(dev: Any, dtype: Any) -> Any:
-    key = (dev, "arange", dtype)
+    key = (dev.index, "arange", dtype)
     found = KERNELS.get(key)
     if found is not None:
         return found[0]
@@ -226,7 +227,7 @@ def arange_kernel(dev: Any, dtype: Any) -> Any:
 
 
 def where_kernels(dev: Any, itemsize: int) -> Kernels:
-    key = (dev, "where", itemsize)
+    key = (dev.index, "where", itemsize)
     found = KERNELS.get(key)
     if found is not None:
         return found

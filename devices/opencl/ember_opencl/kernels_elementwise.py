@@ -22,6 +22,7 @@ from ember._tensor import Tensor
 from ember_opencl import _ew_expressions as ex
 from ember_opencl._ew_programs import (
     BITS,
+    GROUP,
     KERNELS,
     LOCAL,
     Scalar,
@@ -38,9 +39,28 @@ from ember_opencl._ew_programs import (
     unary_kernels,
     where_kernels,
 )
-from ember_opencl._launch import geometry, launch
+from ember_opencl._launch import LOCAL_SIZE, geometry, launch, setter
 
 __all__ = ["register"]
+
+# Argument setters per kernel signature (see _launch.setter): m buffer, l long, v by value.
+# The strided kernels take the EmGeometry struct after the contiguous ones' arguments;
+# kernels that can fail take the error-flag buffer last.
+_SET_UNARY = setter("mlmll")
+_SET_UNARY_STRIDED = setter("mlmllv")
+_SET_BINARY = setter("mlmlmll")
+_SET_BINARY_STRIDED = setter("mlmlmllv")
+_SET_BINARY_FLAGGED = setter("mlmlmllm")
+_SET_BINARY_STRIDED_FLAGGED = setter("mlmlmllvm")
+_SET_SCALAR = setter("mlmlvl")
+_SET_SCALAR_STRIDED = setter("mlmlvlv")
+_SET_SCALAR_FLAGGED = setter("mlmlvlm")
+_SET_SCALAR_STRIDED_FLAGGED = setter("mlmlvlvm")
+_SET_FILL = setter("mlvl")
+_SET_FILL_STRIDED = setter("mlvlv")
+_SET_ARANGE = setter("mlvvllvl")
+_SET_WHERE = setter("mlmlmlmll")
+_SET_WHERE_STRIDED = setter("mlmlmlmllv")
 
 
 # --- unary ---------------------------------------------------------------------------------
@@ -49,16 +69,24 @@ __all__ = ["register"]
 def _unary_kernel(op: str) -> Callable[[Tensor, Tensor], None]:
     def run(out: Tensor, a: Tensor) -> None:
         dev = out._device
-        ks = KERNELS.get((dev, "unary", op, a._dtype)) or unary_kernels(dev, op, a._dtype)
+        dtype = a._dtype
+        ks = KERNELS.get((dev.index, "unary", op, dtype)) or unary_kernels(dev, op, dtype)
         shape = out._shape
         n = prod(shape)
         if out._contiguous and a._contiguous and a._shape == shape:
-            args = [out._storage.handle, out._offset, a._storage.handle, a._offset, n]
-            launch(dev, ks[0], groups(n), args, LOCAL)
+            args: tuple[Any, ...] = (
+                out._storage.handle,
+                out._offset,
+                a._storage.handle,
+                a._offset,
+                n,
+            )
+            size = ((n + GROUP - 1) // GROUP * LOCAL_SIZE or LOCAL_SIZE,)  # groups(n)
+            launch(dev, ks[0], size, args, LOCAL, _SET_UNARY)
         else:
             g = geometry(shape, out._strides, strides_at(a, shape))
-            args = [out._storage.handle, out._offset, a._storage.handle, a._offset, n, g]
-            launch(dev, ks[1], items(n), args, LOCAL)
+            args = (out._storage.handle, out._offset, a._storage.handle, a._offset, n, g)
+            launch(dev, ks[1], items(n), args, LOCAL, _SET_UNARY_STRIDED)
 
     run.__name__ = run.__qualname__ = f"opencl_{op}"
     return run
@@ -80,24 +108,29 @@ def _with_scalar(op: str, out: Tensor, t: Tensor, scalar: Scalar, side: str) -> 
     dev = out._device
     dtype = t._dtype
     _check_scalar(op, dtype, scalar, side)
-    ks = KERNELS.get((dev, "binary", op, dtype, side)) or binary_kernels(dev, op, dtype, side)
+    ks = KERNELS.get((dev.index, "binary", op, dtype, side)) or binary_kernels(dev, op, dtype, side)
     # A scalar joining a float16 tensor stays in float, the op's math type (PyTorch's rule).
     value = np.float32(scalar) if dtype.name == "float16" else scalar_to(dtype, scalar)
     shape = out._shape
     n = prod(shape)
     flag = ks[2]
     if out._contiguous and t._contiguous and t._shape == shape:
-        args = [out._storage.handle, out._offset, t._storage.handle, t._offset, value, n]
-        if flag is not None:
-            args.append(flag)
-        launch(dev, ks[0], groups(n), args, LOCAL)
+        size = ((n + GROUP - 1) // GROUP * LOCAL_SIZE or LOCAL_SIZE,)  # groups(n)
+        args: tuple[Any, ...] = (
+            out._storage.handle, out._offset, t._storage.handle, t._offset, value, n,
+        )  # fmt: skip
+        if flag is None:
+            launch(dev, ks[0], size, args, LOCAL, _SET_SCALAR)
+            return
+        launch(dev, ks[0], size, (*args, flag), LOCAL, _SET_SCALAR_FLAGGED)
     else:
         g = geometry(shape, out._strides, strides_at(t, shape))
-        args = [out._storage.handle, out._offset, t._storage.handle, t._offset, value, n, g]
-        if flag is not None:
-            args.append(flag)
-        launch(dev, ks[1], items(n), args, LOCAL)
-    if flag is not None and side == "a":
+        args = (out._storage.handle, out._offset, t._storage.handle, t._offset, value, n, g)
+        if flag is None:
+            launch(dev, ks[1], items(n), args, LOCAL, _SET_SCALAR_STRIDED)
+            return
+        launch(dev, ks[1], items(n), (*args, flag), LOCAL, _SET_SCALAR_STRIDED_FLAGGED)
+    if side == "a":
         raise_if_flagged(dev, flag)
 
 
@@ -113,9 +146,10 @@ def _binary_kernel(op: str) -> Callable[[Tensor, Scalar | Tensor, Scalar | Tenso
             return
         dev = out._device
         dtype = a._dtype
-        ks = KERNELS.get((dev, "binary", op, dtype, "")) or binary_kernels(dev, op, dtype)
+        ks = KERNELS.get((dev.index, "binary", op, dtype, "")) or binary_kernels(dev, op, dtype)
         shape = out._shape
         n = prod(shape)
+        flag = ks[2]
         if (
             out._contiguous
             and a._contiguous
@@ -123,24 +157,26 @@ def _binary_kernel(op: str) -> Callable[[Tensor, Scalar | Tensor, Scalar | Tenso
             and a._shape == shape
             and b._shape == shape
         ):
-            args = [
+            size = ((n + GROUP - 1) // GROUP * LOCAL_SIZE or LOCAL_SIZE,)  # groups(n)
+            args: tuple[Any, ...] = (
                 out._storage.handle, out._offset, a._storage.handle, a._offset,
                 b._storage.handle, b._offset, n,
-            ]  # fmt: skip
-            k, size = ks[0], groups(n)
+            )  # fmt: skip
+            if flag is None:
+                launch(dev, ks[0], size, args, LOCAL, _SET_BINARY)
+                return
+            launch(dev, ks[0], size, (*args, flag), LOCAL, _SET_BINARY_FLAGGED)
         else:
             g = geometry(shape, out._strides, strides_at(a, shape), strides_at(b, shape))
-            args = [
+            args = (
                 out._storage.handle, out._offset, a._storage.handle, a._offset,
                 b._storage.handle, b._offset, n, g,
-            ]  # fmt: skip
-            k, size = ks[1], items(n)
-        flag = ks[2]
-        if flag is None:
-            launch(dev, k, size, args, LOCAL)
-        else:
-            launch(dev, k, size, [*args, flag], LOCAL)
-            raise_if_flagged(dev, flag)
+            )  # fmt: skip
+            if flag is None:
+                launch(dev, ks[1], items(n), args, LOCAL, _SET_BINARY_STRIDED)
+                return
+            launch(dev, ks[1], items(n), (*args, flag), LOCAL, _SET_BINARY_STRIDED_FLAGGED)
+        raise_if_flagged(dev, flag)
 
     run.__name__ = run.__qualname__ = f"opencl_{op}"
     return run
@@ -152,18 +188,24 @@ def _binary_kernel(op: str) -> Callable[[Tensor, Scalar | Tensor, Scalar | Tenso
 def copy_(dst: Tensor, src: Tensor) -> None:
     """dst[...] = src[...], converting dtype; src broadcasts to dst's shape."""
     dev = dst._device
-    ks = KERNELS.get((dev, "copy", dst._dtype, src._dtype)) or copy_kernels(
+    ks = KERNELS.get((dev.index, "copy", dst._dtype, src._dtype)) or copy_kernels(
         dev, dst._dtype, src._dtype
     )
     shape = dst._shape
     n = prod(shape)
     if dst._contiguous and src._contiguous and src._shape == shape:
-        args = [dst._storage.handle, dst._offset, src._storage.handle, src._offset, n]
-        launch(dev, ks[0], groups(n), args, LOCAL)
+        args: tuple[Any, ...] = (
+            dst._storage.handle,
+            dst._offset,
+            src._storage.handle,
+            src._offset,
+            n,
+        )
+        launch(dev, ks[0], groups(n), args, LOCAL, _SET_UNARY)
     else:
         g = geometry(shape, dst._strides, strides_at(src, shape))
-        args = [dst._storage.handle, dst._offset, src._storage.handle, src._offset, n, g]
-        launch(dev, ks[1], items(n), args, LOCAL)
+        args = (dst._storage.handle, dst._offset, src._storage.handle, src._offset, n, g)
+        launch(dev, ks[1], items(n), args, LOCAL, _SET_UNARY_STRIDED)
 
 
 def fill_(dst: Tensor, value: Scalar) -> None:
@@ -171,15 +213,16 @@ def fill_(dst: Tensor, value: Scalar) -> None:
     dev = dst._device
     dtype = dst._dtype
     size = dtype.itemsize
-    ks = KERNELS.get((dev, "fill", size)) or fill_kernels(dev, size)
+    ks = KERNELS.get((dev.index, "fill", size)) or fill_kernels(dev, size)
     bits = np.array(scalar_to(dtype, value)).view(BITS[size])[()]
     n = prod(dst._shape)
     if dst._contiguous:
-        launch(dev, ks[0], groups(n), [dst._storage.handle, dst._offset, bits, n], LOCAL)
+        args: tuple[Any, ...] = (dst._storage.handle, dst._offset, bits, n)
+        launch(dev, ks[0], groups(n), args, LOCAL, _SET_FILL)
     else:
         g = geometry(dst._shape, dst._strides)
-        args = [dst._storage.handle, dst._offset, bits, n, g]
-        launch(dev, ks[1], items(n), args, LOCAL)
+        args = (dst._storage.handle, dst._offset, bits, n, g)
+        launch(dev, ks[1], items(n), args, LOCAL, _SET_FILL_STRIDED)
 
 
 def arange_(out: Tensor, start: Scalar, step: Scalar) -> None:
@@ -192,24 +235,24 @@ def arange_(out: Tensor, start: Scalar, step: Scalar) -> None:
     in_real = not use_int or out._dtype.is_floating_point
     real = np.float64 if has_fp64(dev) else np.float32
     n = out._shape[0]
-    args = [
+    args = (
         out._storage.handle, out._offset, real(start), real(step),
         int(start) if use_int else 0, int(step) if use_int else 0, np.int32(in_real), n,
-    ]  # fmt: skip
-    launch(dev, k, items(n), args, LOCAL)
+    )  # fmt: skip
+    launch(dev, k, items(n), args, LOCAL, _SET_ARANGE)
 
 
 def where(out: Tensor, cond: Tensor, a: Tensor, b: Tensor) -> None:
     """out = a where cond else b; cond is bool, all broadcast to out's shape."""
     dev = out._device
     size = out._dtype.itemsize
-    ks = KERNELS.get((dev, "where", size)) or where_kernels(dev, size)
+    ks = KERNELS.get((dev.index, "where", size)) or where_kernels(dev, size)
     shape = out._shape
     n = prod(shape)
-    handles = [
+    handles = (
         out._storage.handle, out._offset, cond._storage.handle, cond._offset,
         a._storage.handle, a._offset, b._storage.handle, b._offset, n,
-    ]  # fmt: skip
+    )  # fmt: skip
     if (
         out._contiguous
         and cond._contiguous
@@ -217,7 +260,7 @@ def where(out: Tensor, cond: Tensor, a: Tensor, b: Tensor) -> None:
         and b._contiguous
         and cond._shape == a._shape == b._shape == shape
     ):
-        launch(dev, ks[0], groups(n), handles, LOCAL)
+        launch(dev, ks[0], groups(n), handles, LOCAL, _SET_WHERE)
     else:
         g = geometry(
             shape,
@@ -226,7 +269,7 @@ def where(out: Tensor, cond: Tensor, a: Tensor, b: Tensor) -> None:
             strides_at(a, shape),
             strides_at(b, shape),
         )
-        launch(dev, ks[1], items(n), [*handles, g], LOCAL)
+        launch(dev, ks[1], items(n), (*handles, g), LOCAL, _SET_WHERE_STRIDED)
 
 
 # --- registration --------------------------------------------------------------------------
