@@ -2,14 +2,12 @@
 
 Range checks read the index's min and max back to the host: one small transfer, so that
 an out-of-range index is a clear IndexError instead of a device fault. On an asynchronous
-device that transfer makes the host wait for the device, so a check is done once: an op
-that validated an index tensor remembers it (`remember_in_range`), and later ops given the
-same, unmodified tensor skip the read (cross-entropy's gather and scatter, for example).
+device that transfer makes the host wait for the device, so bounds known without it
+(`_known_bounds`: uploaded from the host, or checked by an earlier op) skip the read.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +15,7 @@ from ember import _dtype
 from ember._device import device
 from ember._dispatch import kernel_for
 from ember._ops import conversion, names
+from ember._ops._known_bounds import known as known_bounds
 from ember._ops._meta import broadcast_shapes, broadcast_strides
 from ember._ops.conversion import contiguous_copy
 from ember._tensor import Tensor, empty_tensor, make_view
@@ -63,22 +62,6 @@ def bounds(index: Tensor) -> tuple[int, int]:
     return int(low), int(high)
 
 
-# id(index) -> (weak reference, storage version when checked, n): every value is in
-# [0, n). Keyed by id because a tensor's == is elementwise; the reference's callback
-# drops the entry when the tensor dies.
-_in_range: dict[int, tuple[weakref.ref[Tensor], int, int]] = {}
-
-
-def remember_in_range(index: Tensor, n: int) -> None:
-    """Record that every value of `index` is in [0, n), until `index` is written to."""
-    key = id(index)
-    _in_range[key] = (
-        weakref.ref(index, lambda _: _in_range.pop(key, None)),
-        index._storage.version,
-        n,
-    )
-
-
 def checked(
     index: Tensor, size: int, *, negative: bool, error: Callable[[int], Exception]
 ) -> Tensor:
@@ -88,13 +71,8 @@ def checked(
     """
     if not index.numel():
         return index
-    known = _in_range.get(id(index))
-    if (
-        known is not None
-        and known[0]() is index
-        and known[1] == index._storage.version
-        and known[2] <= size
-    ):
+    bounded = known_bounds(index)
+    if bounded is not None and bounded[0] >= 0 and bounded[1] < size:
         return index
     low, high = bounds(index)
     if high >= size:

@@ -10,6 +10,7 @@ from ember import _dtype
 from ember._device import device
 from ember._dispatch import kernel_for
 from ember._ops import names
+from ember._ops._known_bounds import remember_host_values
 from ember._ops._meta import broadcast_shapes, broadcast_strides, describe
 from ember._ops._overlap import check_no_overlap
 from ember._stream import current_native
@@ -246,6 +247,14 @@ def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     check_usable(dev)
     out = empty_tensor(t._shape, dt, dev)
     _copy_across_devices(out, t, non_blocking)
+    if (
+        dt is t._dtype
+        and not non_blocking  # the device reads the host memory later: it may change
+        and not dev._backend.host_accessible
+        and t._device._backend.host_accessible
+    ):
+        # Integer values passing through the host: their bounds spare index checks a read.
+        remember_host_values(out, np.asarray(t._host_view()))
     return _record_to(t, out)
 
 

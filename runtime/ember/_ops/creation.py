@@ -12,6 +12,7 @@ from ember import _dtype
 from ember._device import DeviceLike, check_usable, device, get_default_device
 from ember._dispatch import kernel_for
 from ember._ops import names
+from ember._ops._known_bounds import remember_host_values
 from ember._ops._meta import normalize_shape
 from ember._ops.conversion import fill_, upload
 from ember._storage import Storage
@@ -99,6 +100,8 @@ def _upload(array: np.ndarray, dt: _dtype.dtype, dev: device, source: Any = None
     # their array at once, as after torch.tensor(array).
     owned = not (isinstance(source, np.ndarray) and np.may_share_memory(array, source))
     upload(out, array, owned)
+    if not dev._backend.host_accessible:
+        remember_host_values(out, array)  # spares index checks a device read
     return out
 
 

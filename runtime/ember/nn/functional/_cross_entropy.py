@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from ember import _dtype
 from ember._errors import DTypeError
-from ember._ops import conversion, creation, indexing, unary
+from ember._ops import _known_bounds, conversion, creation, indexing, unary
 from ember._ops import elementwise as ew
 from ember._ops import reduction as reduce_ops
 from ember._ops import shape as shape_ops
-from ember._ops._index_tensors import bounds, remember_in_range
+from ember._ops._index_tensors import bounds
 from ember._tensor import Tensor
 from ember.autograd._graph import FormulaNode, needs_grad, record
 from ember.nn.functional import _reduction
@@ -55,16 +55,22 @@ def _class_positions(
     index = shape_ops.unsqueeze(conversion.cast(target, _dtype.int64), class_dim)
     if not index.numel():
         return index, None
-    low, high = bounds(index)
-    if low >= 0 and high < classes and not low <= ignore_index <= high:
-        remember_in_range(index, classes)  # gather and scatter needn't read it again
+
+    # Bounds known without a device read (targets uploaded from the host) may do;
+    # otherwise the exact ones are read.
+    def all_valid(low: int, high: int) -> bool:
+        return low >= 0 and high < classes and not low <= ignore_index <= high
+
+    known = _known_bounds.known(index)
+    if (known is not None and all_valid(*known)) or all_valid(*bounds(index)):
+        _known_bounds.remember(index, 0, classes - 1)  # gather and scatter won't read it
         return index, None
     ignored = ew.eq(index, ignore_index)
     positions = unary.where(ignored, 0, index)
     low, high = bounds(positions)
     if low < 0 or high >= classes:
         raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
-    remember_in_range(positions, classes)
+    _known_bounds.remember(positions, low, high)
     return positions, ignored
 
 
