@@ -17,9 +17,10 @@ import pytest
 
 import ember
 from ember import _dtype
-from ember._device import device
 from ember._dispatch import OPS
-from ember._tensor import Tensor, empty_tensor, make_view
+from ember._tensor import empty_tensor, make_view
+
+from ._twins import DEVICES, Pair, pair
 
 if "opencl" not in ember.devices() or not ember.device_count("opencl"):
     pytest.skip("no opencl device", allow_module_level=True)
@@ -29,8 +30,6 @@ kernels_index = pytest.importorskip("ember_opencl.kernels_index")
 DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64"]
 FLOATS = ["float16", "float32", "float64"]
 LAYOUTS = ["contiguous", "transposed", "stepped"]
-DEVICES = (device("cpu"), device("opencl", 0))
-Pair = tuple[Tensor, Tensor]
 
 
 def run(op: str, *args: Any) -> Any:
@@ -52,32 +51,6 @@ def sample(name: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
 
 def indices(high: int, shape: tuple[int, ...], seed: int = 1) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, max(high, 1), shape).astype(np.int64)
-
-
-def pair(arr: np.ndarray, layout: str = "contiguous") -> Pair:
-    """The same values in the same layout on both devices (views of equal bases)."""
-    if layout == "contiguous" or arr.ndim == 0:
-        base, offset, strides = arr, 0, None
-    elif layout == "transposed":
-        base, offset = np.ascontiguousarray(arr.T), 0
-        strides = tuple(s // arr.itemsize for s in base.strides[::-1])
-    elif layout == "broadcast":  # arr[0] repeated: the view overlaps itself
-        base, offset = np.ascontiguousarray(arr[0]), 0
-        strides = (0, *(s // arr.itemsize for s in base.strides[: arr.ndim - 1]))
-    elif arr.ndim == 1:  # stepped: every other element, after one skipped
-        base = np.zeros(2 * arr.shape[0] + 1, arr.dtype)
-        base[1::2] = arr
-        offset, strides = 1, (2,)
-    else:  # stepped: every other element of the last dim, after a skipped first row
-        base = np.zeros((arr.shape[0] + 1, *arr.shape[1:-1], 2 * arr.shape[-1]), arr.dtype)
-        base[1:, ..., ::2] = arr
-        element_strides = [s // arr.itemsize for s in base.strides]
-        offset, strides = element_strides[0], (*element_strides[:-1], 2)
-    made = []
-    for dev in DEVICES:
-        t = ember.tensor(np.ascontiguousarray(base), device=str(dev))
-        made.append(t if strides is None else make_view(t, offset, arr.shape, strides))
-    return made[0], made[1]
 
 
 def empty_pair(shape: tuple[int, ...], name: str) -> Pair:

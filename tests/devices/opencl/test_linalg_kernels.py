@@ -17,19 +17,24 @@ import pytest
 
 import ember
 from ember import _dtype
-from ember._device import device
 from ember._dispatch import OPS
 from ember._tensor import Tensor, empty_tensor, make_view
+
+from . import _twins as twins
+from ._twins import DEVICES, Pair
 
 if "opencl" not in ember.devices() or not ember.device_count("opencl"):
     pytest.skip("no opencl device", allow_module_level=True)
 
 pytest.importorskip("ember_opencl.kernels_linalg")
 
-DEVICES = (device("cpu"), device("opencl", 0))
 FLOATS = ["float16", "float32", "float64"]
 INTEGERS = ["uint8", "int8", "int32", "int64"]
-Pair = tuple[Tensor, Tensor]
+
+
+def pair(arr: np.ndarray, layout: str = "contiguous") -> Pair:
+    """Twins of `arr`; "transposed" here swaps the last two dims (a matrix's transpose)."""
+    return twins.pair(arr, "swapped" if layout == "transposed" else layout)
 
 
 def run(op: str, *args: Any) -> None:
@@ -47,31 +52,6 @@ def sample(name: str, shape: tuple[int, ...], seed: int = 0, low: int = -50) -> 
     if name in FLOATS:
         return rng.standard_normal(shape).astype(name)
     return rng.integers(0 if name == "uint8" else low, 50, shape).astype(name)
-
-
-def pair(arr: np.ndarray, layout: str = "contiguous") -> Pair:
-    """The same values on both devices, stored as `layout` says: "contiguous", "transposed"
-    (last two dims swapped in memory), "stepped" (every other column, after a skipped
-    first row) or "broadcast" (arr[0] viewed with a zero leading stride)."""
-    if layout == "contiguous":
-        base, offset, strides = arr, 0, None
-    elif layout == "transposed":
-        base = np.ascontiguousarray(np.swapaxes(arr, -1, -2))
-        element = [s // arr.itemsize for s in base.strides]
-        offset, strides = 0, (*element[:-2], element[-1], element[-2])
-    elif layout == "broadcast":
-        base, offset = np.ascontiguousarray(arr[0]), 0
-        strides = (0, *(s // arr.itemsize for s in base.strides))
-    else:
-        base = np.zeros((arr.shape[0] + 1, *arr.shape[1:-1], 2 * arr.shape[-1]), arr.dtype)
-        base[1:, ..., ::2] = arr
-        element = [s // arr.itemsize for s in base.strides]
-        offset, strides = element[0], (*element[:-1], 2)
-    made = []
-    for dev in DEVICES:
-        t = ember.tensor(np.ascontiguousarray(base), device=str(dev))
-        made.append(t if strides is None else make_view(t, offset, arr.shape, strides))
-    return made[0], made[1]
 
 
 def empty_pair(shape: tuple[int, ...], name: str, fill: float = 0) -> Pair:

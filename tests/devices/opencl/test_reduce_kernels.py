@@ -17,9 +17,10 @@ import pytest
 
 import ember
 from ember import _dtype
-from ember._device import device
 from ember._dispatch import OPS
-from ember._tensor import Tensor, empty_tensor, make_view
+from ember._tensor import empty_tensor
+
+from ._twins import DEVICES, Pair, pair
 
 if "opencl" not in ember.devices() or not ember.device_count("opencl"):
     pytest.skip("no opencl device", allow_module_level=True)
@@ -27,9 +28,7 @@ if "opencl" not in ember.devices() or not ember.device_count("opencl"):
 DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64"]
 FLOATS = ["float16", "float32", "float64"]
 LAYOUTS = ["contiguous", "transposed", "stepped"]
-DEVICES = (device("cpu"), device("opencl", 0))
 TOLERANCE = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}
-Pair = tuple[Tensor, Tensor]
 
 # (shape, reduced dims): one output; rows; columns (a partial vector; two tiles, the second
 # partial; two reduced dims between kept ones); interleaved dims; few long rows (split);
@@ -68,25 +67,6 @@ def near_one(name: str, shape: tuple[int, ...]) -> np.ndarray:
     if name == "bool":
         return np.asarray(rng.random(shape) < 0.99)
     return np.asarray(rng.choice(np.array([1, 1, 1, 1, 1, -1, 2]), shape)).astype(name)
-
-
-def pair(arr: np.ndarray, layout: str = "contiguous") -> Pair:
-    """The same values in the same layout on both devices (views of equal bases)."""
-    if layout == "contiguous" or arr.ndim == 0:
-        base, offset, strides = arr, 0, None
-    elif layout == "transposed":
-        base, offset = np.ascontiguousarray(arr.T), 0
-        strides = tuple(s // arr.itemsize for s in base.strides[::-1])
-    else:  # stepped: every other element of the last dim, after a skipped first row
-        base = np.zeros((arr.shape[0] + 1, *arr.shape[1:-1], 2 * arr.shape[-1]), arr.dtype)
-        base[1:, ..., ::2] = arr
-        element_strides = [s // arr.itemsize for s in base.strides]
-        offset, strides = element_strides[0], (*element_strides[:-1], 2)
-    made = []
-    for dev in DEVICES:
-        t = ember.tensor(np.ascontiguousarray(base), device=str(dev))
-        made.append(t if strides is None else make_view(t, offset, arr.shape, strides))
-    return made[0], made[1]
 
 
 def empty_pair(shape: tuple[int, ...], name: str) -> Pair:
