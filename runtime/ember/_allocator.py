@@ -95,6 +95,7 @@ class CachingAllocator:
         "_splittable",
         "_synchronous",
         "allocated",
+        "default_small",
         "device",
         "fast",
         "peak_allocated",
@@ -130,10 +131,13 @@ class CachingAllocator:
         # A synchronous device's work is done when its call returns: one pool serves every
         # stream, and Storage takes small blocks from it without calling in here.
         self._single = self._pool_of(None) if self._synchronous else None
-        self.fast: FreeLists = self._single.small if self._single else NO_FAST_PATH
+        # None on other devices: Storage then looks up the current stream's pool.
+        self.fast: FreeLists | None = self._single.small if self._single else None
         # Otherwise id(native stream) -> its pool's small free lists, for Storage's hit
         # path; ids stay unique while the pool keeps its stream's native object.
         self.stream_small: dict[int, FreeLists] = {}
+        # ...and the default stream's, once its pool exists: no lookup for the common case.
+        self.default_small: FreeLists = NO_FAST_PATH
 
     # -- allocation ------------------------------------------------------------------------
 
@@ -189,6 +193,9 @@ class CachingAllocator:
                 pool = self._pools.setdefault(id(native), Pool(native))
                 if not self._synchronous:
                     self.stream_small[id(native)] = pool.small
+                    default = self.device._default_stream
+                    if default is not None and default.native is native:
+                        self.default_small = pool.small
         return pool
 
     def _allocate_small(self, pool: Pool, size: int, nbytes: int) -> tuple[Any, int]:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ember._allocator import NO_FAST_PATH, ROUND, SMALL_LIMIT, CachingAllocator, FreeLists
 from ember._device import device
+from ember._stream import _current
 
 if TYPE_CHECKING:
     from ember._blocks import Block
@@ -41,15 +42,21 @@ class Storage:
     def __init__(self, dev: device, nbytes: int) -> None:
         alloc = dev._allocator
         # The allocator's small-pool hit path, inlined: CachingAllocator.allocate does the
-        # rest. `fast` is empty on devices whose pools are per stream: those look up the
-        # current stream's pool, unless frees wait for events (allocate processes them).
+        # rest. `fast` is None on devices whose pools are per stream: those take the current
+        # stream's pool (`current_native`, inlined), unless frees wait for events (allocate
+        # processes them).
         if nbytes < SMALL_LIMIT:
             size = (nbytes + ROUND - 1) // ROUND * ROUND or ROUND
             home = alloc.fast
+            if home is None:
+                streams = _current.streams
+                if alloc._pending:
+                    home = NO_FAST_PATH
+                elif streams and id(dev) in streams:
+                    home = alloc.stream_small.get(id(streams[id(dev)].native), NO_FAST_PATH)
+                else:
+                    home = alloc.default_small
             blocks = home.get(size)
-            if not blocks and home is NO_FAST_PATH and not alloc._pending:
-                home = alloc.stream_small.get(id(alloc._current_native(dev)), NO_FAST_PATH)
-                blocks = home.get(size)
             if blocks:
                 try:
                     self.handle, self.ptr = blocks.pop()

@@ -39,20 +39,17 @@ from ember_opencl._ew_programs import (
     unary_kernels,
     where_kernels,
 )
-from ember_opencl._launch import LOCAL_SIZE, geometry, launch, setter
+from ember_opencl._launch import LOCAL_SIZE, geometry, launch, launcher, setter
 
 __all__ = ["register"]
 
 # Argument setters per kernel signature (see _launch.setter): m buffer, l long, v by value.
 # The strided kernels take the EmGeometry struct after the contiguous ones' arguments;
 # kernels that can fail take the error-flag buffer last.
-_SET_UNARY = setter("mlmll")
 _SET_UNARY_STRIDED = setter("mlmllv")
-_SET_BINARY = setter("mlmlmll")
 _SET_BINARY_STRIDED = setter("mlmlmllv")
 _SET_BINARY_FLAGGED = setter("mlmlmllm")
 _SET_BINARY_STRIDED_FLAGGED = setter("mlmlmllvm")
-_SET_SCALAR = setter("mlmlvl")
 _SET_SCALAR_STRIDED = setter("mlmlvlv")
 _SET_SCALAR_FLAGGED = setter("mlmlvlm")
 _SET_SCALAR_STRIDED_FLAGGED = setter("mlmlvlvm")
@@ -61,6 +58,10 @@ _SET_FILL_STRIDED = setter("mlvlv")
 _SET_ARANGE = setter("mlvvllvl")
 _SET_WHERE = setter("mlmlmlmll")
 _SET_WHERE_STRIDED = setter("mlmlmlmllv")
+# The contiguous kernels of small ops, with their setters and local size built in.
+_LAUNCH_UNARY = launcher("mlmll", LOCAL)
+_LAUNCH_BINARY = launcher("mlmlmll", LOCAL)
+_LAUNCH_SCALAR = launcher("mlmlvl", LOCAL)
 
 
 # --- unary ---------------------------------------------------------------------------------
@@ -82,7 +83,7 @@ def _unary_kernel(op: str) -> Callable[[Tensor, Tensor], None]:
                 n,
             )
             size = ((n + GROUP - 1) // GROUP * LOCAL_SIZE or LOCAL_SIZE,)  # groups(n)
-            launch(dev, ks[0], size, args, LOCAL, _SET_UNARY)
+            _LAUNCH_UNARY(dev, ks[0], size, *args)
         else:
             g = geometry(shape, out._strides, strides_at(a, shape))
             args = (out._storage.handle, out._offset, a._storage.handle, a._offset, n, g)
@@ -120,7 +121,7 @@ def _with_scalar(op: str, out: Tensor, t: Tensor, scalar: Scalar, side: str) -> 
             out._storage.handle, out._offset, t._storage.handle, t._offset, value, n,
         )  # fmt: skip
         if flag is None:
-            launch(dev, ks[0], size, args, LOCAL, _SET_SCALAR)
+            _LAUNCH_SCALAR(dev, ks[0], size, *args)
             return
         launch(dev, ks[0], size, (*args, flag), LOCAL, _SET_SCALAR_FLAGGED)
     else:
@@ -135,51 +136,77 @@ def _with_scalar(op: str, out: Tensor, t: Tensor, scalar: Scalar, side: str) -> 
 
 
 def _binary_kernel(op: str) -> Callable[[Tensor, Scalar | Tensor, Scalar | Tensor], None]:
+    # (device index, dtype) -> the contiguous kernel, once built and if it sets no error
+    # flag: the small ops' hot path, one lookup of a 2-tuple (KERNELS has every kernel).
+    plain: dict[tuple[int, Any], Any] = {}
+
     def run(out: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> None:
-        if not isinstance(b, Tensor):
-            if not isinstance(a, Tensor):
-                raise TypeError(f"{op}: expected at least one tensor operand")
-            _with_scalar(op, out, a, b, "b")
-            return
-        if not isinstance(a, Tensor):
-            _with_scalar(op, out, b, a, "a")
-            return
-        dev = out._device
-        dtype = a._dtype
-        ks = KERNELS.get((dev.index, "binary", op, dtype, "")) or binary_kernels(dev, op, dtype)
-        shape = out._shape
-        n = prod(shape)
-        flag = ks[2]
-        if (
-            out._contiguous
-            and a._contiguous
-            and b._contiguous
-            and a._shape == shape
-            and b._shape == shape
-        ):
-            size = ((n + GROUP - 1) // GROUP * LOCAL_SIZE or LOCAL_SIZE,)  # groups(n)
-            args: tuple[Any, ...] = (
-                out._storage.handle, out._offset, a._storage.handle, a._offset,
-                b._storage.handle, b._offset, n,
-            )  # fmt: skip
-            if flag is None:
-                launch(dev, ks[0], size, args, LOCAL, _SET_BINARY)
-                return
-            launch(dev, ks[0], size, (*args, flag), LOCAL, _SET_BINARY_FLAGGED)
-        else:
-            g = geometry(shape, out._strides, strides_at(a, shape), strides_at(b, shape))
-            args = (
-                out._storage.handle, out._offset, a._storage.handle, a._offset,
-                b._storage.handle, b._offset, n, g,
-            )  # fmt: skip
-            if flag is None:
-                launch(dev, ks[1], items(n), args, LOCAL, _SET_BINARY_STRIDED)
-                return
-            launch(dev, ks[1], items(n), (*args, flag), LOCAL, _SET_BINARY_STRIDED_FLAGGED)
-        raise_if_flagged(dev, flag)
+        if isinstance(a, Tensor) and isinstance(b, Tensor):
+            shape = out._shape
+            if (
+                out._contiguous
+                and a._contiguous
+                and b._contiguous
+                and a._shape == shape
+                and b._shape == shape
+            ):
+                dev = out._device
+                k = plain.get((dev.index, a._dtype))
+                if k is not None:
+                    n = prod(shape)
+                    _LAUNCH_BINARY(
+                        dev, k, ((n + GROUP - 1) // GROUP * LOCAL_SIZE or LOCAL_SIZE,),  # groups(n)
+                        out._storage.handle, out._offset, a._storage.handle, a._offset,
+                        b._storage.handle, b._offset, n,
+                    )  # fmt: skip
+                    return
+        _binary_any(op, plain, out, a, b)
 
     run.__name__ = run.__qualname__ = f"opencl_{op}"
     return run
+
+
+def _binary_any(
+    op: str, plain: dict[tuple[int, Any], Any], out: Tensor, a: Tensor | Scalar, b: Tensor | Scalar
+) -> None:
+    """`op` on any operands (the first call of a kernel, strides, scalars, error flags)."""
+    if not isinstance(b, Tensor):
+        if not isinstance(a, Tensor):
+            raise TypeError(f"{op}: expected at least one tensor operand")
+        _with_scalar(op, out, a, b, "b")
+        return
+    if not isinstance(a, Tensor):
+        _with_scalar(op, out, b, a, "a")
+        return
+    dev = out._device
+    dtype = a._dtype
+    ks = KERNELS.get((dev.index, "binary", op, dtype, "")) or binary_kernels(dev, op, dtype)
+    shape = out._shape
+    n = prod(shape)
+    flag = ks[2]
+    if flag is None:
+        plain[(dev.index, dtype)] = ks[0]
+    if out._contiguous and a._contiguous and b._contiguous and a._shape == shape == b._shape:
+        size = groups(n)
+        args: tuple[Any, ...] = (
+            out._storage.handle, out._offset, a._storage.handle, a._offset,
+            b._storage.handle, b._offset, n,
+        )  # fmt: skip
+        if flag is None:
+            _LAUNCH_BINARY(dev, ks[0], size, *args)
+            return
+        launch(dev, ks[0], size, (*args, flag), LOCAL, _SET_BINARY_FLAGGED)
+    else:
+        g = geometry(shape, out._strides, strides_at(a, shape), strides_at(b, shape))
+        args = (
+            out._storage.handle, out._offset, a._storage.handle, a._offset,
+            b._storage.handle, b._offset, n, g,
+        )  # fmt: skip
+        if flag is None:
+            launch(dev, ks[1], items(n), args, LOCAL, _SET_BINARY_STRIDED)
+            return
+        launch(dev, ks[1], items(n), (*args, flag), LOCAL, _SET_BINARY_STRIDED_FLAGGED)
+    raise_if_flagged(dev, flag)
 
 
 # --- memory --------------------------------------------------------------------------------
@@ -201,7 +228,7 @@ def copy_(dst: Tensor, src: Tensor) -> None:
             src._offset,
             n,
         )
-        launch(dev, ks[0], groups(n), args, LOCAL, _SET_UNARY)
+        _LAUNCH_UNARY(dev, ks[0], groups(n), *args)
     else:
         g = geometry(shape, dst._strides, strides_at(src, shape))
         args = (dst._storage.handle, dst._offset, src._storage.handle, src._offset, n, g)

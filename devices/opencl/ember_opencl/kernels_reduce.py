@@ -65,6 +65,13 @@ _MAX: Final = "((((b) != (b)) || ((b) > (a))) ? (b) : (a))"
 _MIN: Final = "((((b) != (b)) || ((b) < (a))) ? (b) : (a))"
 
 
+def _widen8(wide: str, x: str) -> str:
+    """`x`, an 8-vector, converted to `wide`8 by halves: a builtin returning a 512-bit
+    vector (convert_double8, convert_long8) changes the ABI on CPUs without AVX-512,
+    which PoCL warns about and mishandles (see reduce.cl)."""
+    return f"(({wide}8)(convert_{wide}4(({x}).lo), convert_{wide}4(({x}).hi)))"
+
+
 def _accumulator(op: str, dt: _dtype.dtype) -> _Accumulator:
     """How `op` accumulates inputs of dtype `dt`, matching the CPU device's reduce.c."""
     if op in ("any", "all"):
@@ -98,7 +105,7 @@ def _accumulator(op: str, dt: _dtype.dtype) -> _Accumulator:
                 "0" if op == "sum" else "1",
                 _SUM if op == "sum" else _PROD,
                 "((ulong)(long)(x))",
-                "as_ulong8(x)" if dt is _dtype.int64 else "as_ulong8(convert_long8(x))",
+                "as_ulong8(x)" if dt is _dtype.int64 else f"as_ulong8({_widen8('long', 'x')})",
                 _dtype.int64,
             )
         ident = "LONG_MIN" if op == "amax" else "LONG_MAX"
@@ -109,7 +116,7 @@ def _accumulator(op: str, dt: _dtype.dtype) -> _Accumulator:
             ident,
             combine,
             "((long)(x))",
-            "(x)" if dt is _dtype.int64 else "convert_long8(x)",
+            "(x)" if dt is _dtype.int64 else _widen8("long", "x"),
             _dtype.int64,
         )
     lanes = "double" if dt is _dtype.float64 else "float"
@@ -122,7 +129,7 @@ def _accumulator(op: str, dt: _dtype.dtype) -> _Accumulator:
             "1",
             _PROD,
             "((double)(x))",
-            "(x)" if dt is _dtype.float64 else "convert_double8(x)",
+            "(x)" if dt is _dtype.float64 else _widen8("double", "x"),
             _dtype.float64,
         )
     ident = "(-INFINITY)" if op == "amax" else "INFINITY"
@@ -133,7 +140,7 @@ def _accumulator(op: str, dt: _dtype.dtype) -> _Accumulator:
 @functools.cache
 def _reduce_source(op: str, a_dt: _dtype.dtype, out_dt: _dtype.dtype) -> tuple[str, _dtype.dtype]:
     acc = _accumulator(op, a_dt)
-    to_acc8 = "(x)" if acc.part == acc.acc else f"convert_{acc.acc}8(x)"
+    to_acc8 = "(x)" if acc.part == acc.acc else _widen8(acc.acc, "x")
     defines = (
         prelude(a_dt, "A")
         + prelude(out_dt, "O")
@@ -231,6 +238,12 @@ def _argextreme_source(a_dt: _dtype.dtype, better: str) -> str:
     defines = (
         prelude(a_dt, "A")
         + f"#define ARGEXTREME\n#define BETTER(x, best) {better}\n"
+        # integers have no NaN; x != x (or a constant 0) on them draws compiler warnings
+        + (
+            "#define IS_NAN(v) ((v) != (v))\n"
+            if a_dt.is_floating_point
+            else "#define IS_NAN(v) ((v) < (v))\n"
+        )
         + f"#define A_C8 {compute}8\n#define A_LOAD8(p, i) {vector_load(a_dt)}\n"
         + f"#define IS_FLOAT {int(a_dt.is_floating_point)}\n"
     )

@@ -84,6 +84,11 @@ def _fast_sets(flags: int) -> tuple[frozenset[_dtype.dtype], ...]:
 _FAST: dict[Op, tuple[frozenset[_dtype.dtype], ...]] = {
     op: _fast_sets(_OP_FLAGS[op]) for op in _OP_FLAGS
 }
+# Per op: the result dtype of each dtype of the same-dtype tensor pair fast path (one
+# lookup on the hot path instead of a set test plus the flags).
+_SAME_OUT: dict[Op, dict[_dtype.dtype, _dtype.dtype]] = {
+    op: {dt: _bool if _OP_FLAGS[op] & _TO_BOOL else dt for dt in _FAST[op][0]} for op in _OP_FLAGS
+}
 
 
 def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
@@ -103,21 +108,21 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
     dt = tensor._dtype
     kind = type(other)
     if kind is Tensor:
-        if other._dtype is not dt or other._device is not tensor._device:
+        dev = tensor._device
+        if other._dtype is not dt or other._device is not dev:
             return _binary_general(op, a, b, out)
-        same = _FAST[op][0]
-        if dt not in same:
+        out_dt = _SAME_OUT[op].get(dt)
+        if out_dt is None:
             return _binary_general(op, a, b, out)
-        fn = op.kernels.get(tensor._device.type)
+        fn = op.kernels.get(dev.type)
         if fn is None:
             return _binary_general(op, a, b, out)
-        flags = _OP_FLAGS[op]
         if other._shape == tensor._shape:
-            result = empty_tensor(tensor._shape, _bool if flags & _TO_BOOL else dt, tensor._device)
+            result = empty_tensor(tensor._shape, out_dt, dev)
             fn(result, a, b)
             if (
                 (tensor._autograd is not None or other._autograd is not None)
-                and not flags & _TO_BOOL
+                and not _OP_FLAGS[op] & _TO_BOOL
                 and dt.is_floating_point
             ):
                 _record_fast(op, a, b, result)
@@ -125,7 +130,7 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
         if tensor._autograd is None and other._autograd is None:
             shape = _broadcast_pair(a._shape, b._shape)
             if shape is not None:
-                result = empty_tensor(shape, _bool if flags & _TO_BOOL else dt, tensor._device)
+                result = empty_tensor(shape, out_dt, dev)
                 fn(result, _broadcast_view(a, shape), _broadcast_view(b, shape))
                 return result
         return _binary_general(op, a, b, out)

@@ -20,7 +20,7 @@
 #ifdef ARGEXTREME
 
 /* The first index of the extreme of p[begin * s], ..., p[(end - 1) * s], continuing the
- * search from (best, at); the first NaN wins (x != x is false for integers): its index,
+ * search from (best, at); the first NaN wins (IS_NAN is 0 for integers): its index,
  * else -1. */
 inline long arg_scan(const __global A_T* p, long begin, long end, long s, A_C* best, long* at) {
     for (long i = begin; i < end; i++) {
@@ -28,7 +28,7 @@ inline long arg_scan(const __global A_T* p, long begin, long end, long s, A_C* b
         if (BETTER(x, *best)) {
             *best = x;
             *at = i;
-        } else if (x != x) {
+        } else if (IS_NAN(x)) {
             return i;
         }
     }
@@ -47,7 +47,7 @@ inline long arg_scan(const __global A_T* p, long begin, long end, long s, A_C* b
 inline long arg_range(const __global A_T* p, long begin, long end, long s) {
     A_C best = A_LOAD(p, begin * s);
     long at = begin;
-    if (best != best) return begin;
+    if (IS_NAN(best)) return begin;
     long b0 = begin + 1;
     for (; s == 1 && b0 + ARG_BLOCK <= end; b0 += ARG_BLOCK) {
         A_C8 m = A_LOAD8(p, b0);
@@ -111,10 +111,10 @@ __kernel void arg_finish(__global long* out, long out_off, const __global long* 
     const __global A_T* p = a + a_off + k.x;
     long at = part[o * nsplit];
     A_C best = A_LOAD(p, at * s);
-    for (long c = 1; c < nsplit && best == best; c++) {
+    for (long c = 1; c < nsplit && !IS_NAN(best); c++) {
         const long i = part[o * nsplit + c];
         const A_C x = A_LOAD(p, i * s);
-        if (BETTER(x, best) || x != x) {
+        if (BETTER(x, best) || IS_NAN(x)) {
             best = x;
             at = i;
         }
