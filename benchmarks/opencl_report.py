@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
+from benchmarks import table
 from benchmarks.opencl_runner import RowResult
 from benchmarks.opencl_suite import FigureResult, OpenCLSuite
 
 __all__ = ["OPENCL_LEGEND", "format_opencl", "opencl_as_json", "opencl_failures", "opencl_summary"]
 
-_ERROR_WIDTH: Final = 100
 _COLUMNS: Final = (
     ("benchmark", 18, "<"),
     ("ember runs", 20, "<"),
@@ -80,12 +80,12 @@ def _row_line(result: RowResult) -> str:
         result.row.label,
         result.measured.label,
         result.group.unit,
-        _format_value(result.value(0)),
+        table.format_number(result.value(0)),
         result.reference.label,
-        _format_value(result.value(1)),
-        _format_ratio(result.ratio()),
+        table.format_number(result.value(1)),
+        table.format_ratio(result.ratio()),
         "" if minimum is None else f">={minimum:.2f}x",
-        "" if minimum is None else _format_ratio(result.ratio(best=True)),
+        "" if minimum is None else table.format_ratio(result.ratio(best=True)),
         _format_verdict(result),
     ]
     line = _row(cells).rstrip()
@@ -94,7 +94,7 @@ def _row_line(result: RowResult) -> str:
     ]
     if errors:
         text = "; ".join(errors)
-        line += "  " + (text if len(text) <= _ERROR_WIDTH else text[: _ERROR_WIDTH - 3] + "...")
+        line += "  " + table.shorten(text)
     return line
 
 
@@ -175,23 +175,7 @@ def _row_as_json(result: RowResult) -> dict[str, Any]:
 
 
 def _row(cells: Any) -> str:
-    return " ".join(
-        f"{cell:{align}{width}}" for cell, (_, width, align) in zip(cells, _COLUMNS, strict=True)
-    )
-
-
-def _format_value(value: float | None) -> str:
-    if value is None:
-        return "error"
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}" if value >= 1 else f"{value:.3f}"
-
-
-def _format_ratio(ratio: float | None) -> str:
-    return "-" if ratio is None else f"{ratio:.2f}x"
+    return table.row(cells, _COLUMNS)
 
 
 def _format_verdict(result: RowResult) -> str:

@@ -8,12 +8,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from benchmarks import table
 from benchmarks.runner import CaseResult, Section
 
 __all__ = ["format_sections", "section_as_json", "write_results"]
 
 _LIBRARIES: Final = ("ember", "torch", "numpy")
-_ERROR_WIDTH: Final = 100
 _COLUMNS: Final = (
     ("benchmark", 26, "<"),
     ("unit", 7, "<"),
@@ -59,36 +59,27 @@ def _case_line(result: CaseResult) -> str:
     target = result.case.target
     cells = [result.case.label, result.case.unit]
     cells += [_format_value(result, name) for name in _LIBRARIES]
-    cells += [_format_ratio(result.ratio("torch")), _format_ratio(result.ratio("numpy"))]
+    cells += [table.format_ratio(result.ratio("torch")), table.format_ratio(result.ratio("numpy"))]
     cells += [target.describe() if target else ""]
-    cells += [_format_ratio(result.ratio(target.reference, best=True)) if target else ""]
+    cells += [table.format_ratio(result.ratio(target.reference, best=True)) if target else ""]
     cells += [_format_verdict(result)]
     errors = [
         f"{name}: {outcome.error}" for name, outcome in result.outcomes.items() if outcome.error
     ]
     line = _row(cells)
     if errors:
-        line += "  " + _shorten("; ".join(errors))
+        line += "  " + table.shorten("; ".join(errors))
     return line.rstrip()
 
 
 def _row(cells: Iterable[str]) -> str:
-    return " ".join(
-        f"{cell:{align}{width}}" for cell, (_, width, align) in zip(cells, _COLUMNS, strict=True)
-    )
+    return table.row(cells, _COLUMNS)
 
 
 def _format_value(result: CaseResult, library: str) -> str:
     if library not in result.outcomes:
         return "-"
-    value = result.value(library)
-    if value is None:
-        return "error"
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}" if value >= 1 else f"{value:.3f}"
+    return table.format_number(result.value(library))
 
 
 def _format_verdict(result: CaseResult) -> str:
@@ -96,14 +87,6 @@ def _format_verdict(result: CaseResult) -> str:
     if verdict is None:
         return ""
     return verdict if verdict == result.verdict(best=True) else verdict + "*"
-
-
-def _format_ratio(ratio: float | None) -> str:
-    return "-" if ratio is None else f"{ratio:.2f}x"
-
-
-def _shorten(text: str) -> str:
-    return text if len(text) <= _ERROR_WIDTH else text[: _ERROR_WIDTH - 3] + "..."
 
 
 def section_as_json(section: Section) -> dict[str, Any]:
