@@ -109,12 +109,36 @@ Setter = Callable[[Any, Sequence[Any]], None]
 Launcher = Callable[..., Any]
 _by_kinds: dict[str, Setter] = {}
 _by_types: dict[tuple[type, ...], Setter] = {}
+# pyopencl's multi-argument setters (private, so not in its type stubs) for generated code
+_SETTERS: Final[dict[str, Any]] = (
+    {
+        "multi": getattr(cl.Kernel, "_set_arg_multi"),  # noqa: B009
+        "pack": getattr(cl.Kernel, "_set_arg_buf_pack_multi"),  # noqa: B009
+        "buf": getattr(cl.Kernel, "_set_arg_buf_multi"),  # noqa: B009
+        "L": _LONG,
+    }
+    if _FAST_SETTERS
+    else {}
+)
 
 
 def _set_each(k: Any, args: Sequence[Any]) -> None:
     """The public, slow path, for a pyopencl without the multi-argument setters."""
     for i, value in enumerate(args):
         k.set_arg(i, np.int64(value) if type(value) is int else value)
+
+
+def _setter_calls(kinds: str, indent: str) -> str:
+    """Source lines setting arguments a0, a1, ... of a kernel `k`: one call per pyopencl
+    multi-setter (buffers, ints packed as C long, by-value bytes)."""
+    groups: dict[str, list[str]] = {"m": [], "l": [], "v": []}
+    for i, kind in enumerate(kinds):
+        groups[kind].append(f"{i}, L, a{i}" if kind == "l" else f"{i}, a{i}")
+    return "".join(
+        f"{indent}{method}(k, ({', '.join(groups[kind])},))\n"
+        for kind, method in (("m", "multi"), ("l", "pack"), ("v", "buf"))
+        if groups[kind]
+    )
 
 
 def setter(kinds: str) -> Setter:
@@ -132,22 +156,12 @@ def setter(kinds: str) -> Setter:
     if not _FAST_SETTERS or not _LONG:
         found = _by_kinds[kinds] = _set_each
         return found
-    groups: dict[str, list[str]] = {"m": [], "l": [], "v": []}
-    for i, kind in enumerate(kinds):
-        groups[kind].append(f"{i}, L, a{i}" if kind == "l" else f"{i}, a{i}")
     names = ", ".join(f"a{i}" for i in range(len(kinds)))
     lines = [
-        f"def set_args(k, args):\n    {names}, = args\n" if kinds else "def set_args(k, args):\n"
+        f"def set_args(k, args):\n    {names}, = args\n" if kinds else "def set_args(k, args):\n",
+        _setter_calls(kinds, "    "),
     ]
-    for kind, method in (("m", "multi"), ("l", "pack"), ("v", "buf")):
-        if groups[kind]:
-            lines.append(f"    {method}(k, ({', '.join(groups[kind])},))\n")
-    namespace = {  # private to pyopencl, so not in its type stubs
-        "multi": getattr(cl.Kernel, "_set_arg_multi"),  # noqa: B009
-        "pack": getattr(cl.Kernel, "_set_arg_buf_pack_multi"),  # noqa: B009
-        "buf": getattr(cl.Kernel, "_set_arg_buf_multi"),  # noqa: B009
-        "L": _LONG,
-    }
+    namespace = dict(_SETTERS)
     exec("".join(lines) + "    return None\n", namespace)  # our own text, from `kinds`
     found = _by_kinds[kinds] = namespace["set_args"]
     return found
@@ -251,19 +265,8 @@ def launcher(kinds: str, local_size: tuple[int, ...] | None = None) -> Launcher:
     if set_args is _set_each:  # no fast setters: call the setter, don't inline it
         body = f"        set_args(k, {args})\n"
     else:
-        namespace.update(
-            multi=getattr(cl.Kernel, "_set_arg_multi"),  # noqa: B009
-            pack=getattr(cl.Kernel, "_set_arg_buf_pack_multi"),  # noqa: B009
-            buf=getattr(cl.Kernel, "_set_arg_buf_multi"),  # noqa: B009
-            L=_LONG,
-        )
-        groups: dict[str, list[str]] = {"m": [], "l": [], "v": []}
-        for i, kind in enumerate(kinds):
-            groups[kind].append(f"{i}, L, a{i}" if kind == "l" else f"{i}, a{i}")
-        body = ""
-        for kind, method in (("m", "multi"), ("l", "pack"), ("v", "buf")):
-            if groups[kind]:
-                body += f"        {method}(k, ({', '.join(groups[kind])},))\n"
+        namespace.update(_SETTERS)
+        body = _setter_calls(kinds, "        ")
     source = (
         f"def launch_fast(device, k, global_size{params}):\n"
         # current_native, inlined
