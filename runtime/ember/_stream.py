@@ -111,13 +111,12 @@ class Event:
     of the first `record` when not given.
     """
 
-    __slots__ = ("_marker", "_recorded_on", "device", "enable_timing")
+    __slots__ = ("_marker", "device", "enable_timing")
 
     def __init__(self, device: Any = None, enable_timing: bool = False) -> None:
         self.device: device | None = None if device is None else _device_of(device)
         self.enable_timing = bool(enable_timing)
         self._marker: Any = None
-        self._recorded_on: Stream | None = None
 
     def record(self, stream: Stream | None = None) -> None:
         """Capture the work enqueued on `stream` (the current stream when None) so far."""
@@ -131,7 +130,6 @@ class Event:
             )
         dev = stream.device
         self._marker = dev._backend.event_record(stream.native, dev.index, self.enable_timing)
-        self._recorded_on = stream
 
     def wait(self, stream: Stream | None = None) -> None:
         """Make future work on `stream` (the current stream when None) wait for this event."""

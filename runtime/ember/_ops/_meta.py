@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ember import _dtype
-
 if TYPE_CHECKING:
     from ember._device import device
     from ember._tensor import Tensor
@@ -98,8 +96,3 @@ def normalize_shape(op: str, size: Sequence[Any]) -> Shape:
 def describe(t: Tensor) -> str:
     """'float32[2, 3] on cpu:0' for error messages."""
     return f"{t._dtype.name}{list(t._shape)} on {t._device}"
-
-
-def check_floating(op: str, dt: _dtype.dtype) -> None:
-    if not dt.is_floating_point:
-        raise TypeError(f"{op}: expected a floating-point dtype, got {dt.name}")

@@ -14,7 +14,7 @@ import threading
 import traceback
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Final
+from typing import Final
 
 import pluggy
 
@@ -225,18 +225,3 @@ def _env_list(name: str) -> set[str] | None:
 
 
 MANAGER: Final = PluginManager()
-
-
-def backend_info(device_type: str) -> DeviceTypeInfo | None:
-    """The loaded device type `device_type`, or None."""
-    MANAGER.ensure_loaded()
-    return MANAGER.device_types.get(device_type)
-
-
-def describe_plugins() -> list[dict[str, Any]]:
-    """Every plugin's status as a plain dict."""
-    MANAGER.ensure_loaded()
-    return [
-        {key: value for key, value in vars(s).items() if key != "exception"}
-        for s in MANAGER.statuses.values()
-    ]
