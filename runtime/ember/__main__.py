@@ -117,15 +117,17 @@ def _device_types() -> list[str]:
 
 
 def _kernels() -> list[str]:
-    title = "Kernels (ops with a native kernel / run through composites / primitives missing)"
+    title = "Kernels (ops: hand-written / rendered from the expression table / composite / missing)"
     rows, notes = [], []
     for name in MANAGER.device_types:
-        native, inherited, missing = REGISTRY.implemented(name)
-        rows.append([name, str(len(native)), str(len(inherited)), str(len(missing))])
+        coverage = REGISTRY.coverage(name)
+        rows.append([name, *(str(len(ops)) for ops in coverage)])
+        missing = coverage.missing
         notes.append([f"missing primitives: {', '.join(missing)}"] if missing else [])
     if not rows:
         return [title, f"{_INDENT}none"]
-    return [title, *_table(["TYPE", "NATIVE", "COMPOSITE", "MISSING"], rows, notes)]
+    header = ["TYPE", "NATIVE", "RENDERED", "COMPOSITE", "MISSING"]
+    return [title, *_table(header, rows, notes)]
 
 
 def _table(header: list[str], rows: list[list[str]], notes: list[list[str]]) -> list[str]:

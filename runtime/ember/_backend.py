@@ -63,12 +63,14 @@ class DeviceBackend:
         byte_offset: int,
         source: np.ndarray,
         index: int,
-        non_blocking: bool = False,
+        stream: Any,
+        non_blocking: bool,
     ) -> None:
         """Copy a C-contiguous host array into device memory at `byte_offset`.
 
-        Enqueued on the device's current stream. With `non_blocking` the call may return
-        before the copy finished; the backend keeps `source` alive until it has.
+        Enqueued on `stream` (a native from `stream_create`; None on synchronous devices).
+        With `non_blocking` the call may return before the copy finished; the backend
+        keeps `source` alive until it has.
         """
         raise NotImplementedError
 
@@ -78,11 +80,12 @@ class DeviceBackend:
         byte_offset: int,
         target: np.ndarray,
         index: int,
-        non_blocking: bool = False,
+        stream: Any,
+        non_blocking: bool,
     ) -> None:
         """Copy device memory at `byte_offset` into a C-contiguous host array.
 
-        Enqueued on the device's current stream; returns once `target` holds the values
+        Enqueued on `stream`; returns once `target` holds the values
         unless `non_blocking`, in which case they are there once that stream has passed
         this point (an event recorded after the call, or a synchronize, tells) and the
         backend keeps `target` alive until then.

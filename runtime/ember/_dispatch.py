@@ -10,9 +10,11 @@ is a single dict lookup (`op.kernels[device.type]`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
-__all__ = ["OPS", "REGISTRY", "KernelRegistry", "Op", "define", "kernel_for", "missing_kernel"]
+__all__ = [
+    "OPS", "REGISTRY", "Coverage", "KernelRegistry", "Op", "define", "kernel_for", "missing_kernel",
+]  # fmt: skip
 
 Kernel = Callable[..., Any]
 
@@ -55,6 +57,16 @@ def missing_kernel(op: Op, device: object, dtype: object) -> NotImplementedError
     )
 
 
+class Coverage(NamedTuple):
+    """How a device runs the defined ops: hand-written kernels, kernels rendered from the
+    expression table, composites it inherits, and primitives it lacks."""
+
+    native: list[str]
+    rendered: list[str]
+    composite: list[str]
+    missing: list[str]
+
+
 class KernelRegistry:
     """Collects kernels from plugins, then freezes them into each op's table.
 
@@ -63,26 +75,37 @@ class KernelRegistry:
     """
 
     def __init__(self) -> None:
-        # (op, device type) -> (plugin, kernel); later plugins override earlier ones.
+        # (op, device type) -> (plugin, kernel); later plugins (entry-point name order)
+        # override earlier ones.
         self._committed: dict[tuple[str, str], tuple[str, Kernel]] = {}
         self._staged: dict[tuple[str, str], Kernel] = {}
+        # (op, device type) of kernels rendered from the expression table.
+        self._rendered: set[tuple[str, str]] = set()
+        self._staged_rendered: set[tuple[str, str]] = set()
         self._plugin = "<direct>"
 
     def begin(self, plugin: str) -> None:
         """Start staging the registrations of `plugin`."""
         self._staged.clear()
+        self._staged_rendered.clear()
         self._plugin = plugin
 
-    def register(self, op: str, device_type: str, kernel: Kernel) -> None:
+    def register(
+        self, op: str, device_type: str, kernel: Kernel, *, rendered: bool = False
+    ) -> None:
         """Register `kernel` for `op` on `device_type` (a later registration overrides).
 
-        The op may be defined after its kernels are registered (ops of a module imported
-        later, such as ember.nn.functional): `define` picks the kernels up then. Kernels of
-        names never defined are listed by `orphans()` and `python -m ember info`.
+        `rendered` marks a kernel generated from the expression table
+        (`ember.plugins.expressions`) rather than written by hand; `python -m ember info`
+        counts them apart. Kernels of names never defined are listed by `orphans()`.
         """
         if not callable(kernel):
             raise TypeError(f"register: kernel for {op!r} on {device_type!r} is not callable")
         self._staged[op, device_type] = kernel
+        if rendered:
+            self._staged_rendered.add((op, device_type))
+        else:
+            self._staged_rendered.discard((op, device_type))
 
     def kernel(self, op: str, device_type: str) -> Callable[[Kernel], Kernel]:
         """Decorator form of `register`."""
@@ -96,15 +119,22 @@ class KernelRegistry:
     def commit(self) -> None:
         for key, kernel in self._staged.items():
             self._committed[key] = (self._plugin, kernel)
+            if key in self._staged_rendered:
+                self._rendered.add(key)
+            else:
+                self._rendered.discard(key)
         self._staged.clear()
+        self._staged_rendered.clear()
 
     def remove_plugin(self, plugin: str) -> None:
         """Forget every kernel that `plugin` registered."""
         for key in [k for k, (owner, _) in self._committed.items() if owner == plugin]:
             del self._committed[key]
+            self._rendered.discard(key)
 
     def discard(self) -> None:
         self._staged.clear()
+        self._staged_rendered.clear()
 
     def freeze(self) -> None:
         """Publish committed kernels into every op's dispatch table."""
@@ -129,17 +159,23 @@ class KernelRegistry:
             if name not in OPS
         )
 
-    def implemented(self, device_type: str) -> tuple[list[str], list[str], list[str]]:
-        """(native kernels, composites it inherits, primitives it lacks) for a device type."""
-        native, inherited, missing = [], [], []
+    def coverage(self, device_type: str) -> Coverage:
+        """How a device type runs each defined op (op names, sorted by definition)."""
+        native: list[str] = []
+        rendered: list[str] = []
+        composite: list[str] = []
+        missing: list[str] = []
         for op in OPS.values():
-            if (op.name, device_type) in self._committed:
+            key = (op.name, device_type)
+            if key in self._rendered:
+                rendered.append(op.name)
+            elif key in self._committed:
                 native.append(op.name)
             elif op.composite:
-                inherited.append(op.name)
+                composite.append(op.name)
             else:
                 missing.append(op.name)
-        return native, inherited, missing
+        return Coverage(native, rendered, composite, missing)
 
 
 REGISTRY: Final = KernelRegistry()

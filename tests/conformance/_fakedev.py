@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.plugins import hookimpl
+from ember.plugins.sdk import ElementwisePlan, Storage, hookimpl
 
 FAKE_TYPE = "fakedev"
 
@@ -29,35 +29,50 @@ class FakeBackend(ember.DeviceBackend):
     def allocate(self, nbytes: int, index: int) -> tuple[Any, int]:
         return np.zeros(nbytes, dtype=np.uint8), 0
 
-    def copy_from_host(self, handle: Any, byte_offset: int, source: np.ndarray, index: int) -> None:
+    def copy_from_host(
+        self,
+        handle: Any,
+        byte_offset: int,
+        source: np.ndarray,
+        index: int,
+        stream: Any,
+        non_blocking: bool,
+    ) -> None:
         data = np.ascontiguousarray(source).reshape(-1).view(np.uint8)
         handle[byte_offset : byte_offset + data.size] = data
 
-    def copy_to_host(self, handle: Any, byte_offset: int, target: np.ndarray, index: int) -> None:
+    def copy_to_host(
+        self,
+        handle: Any,
+        byte_offset: int,
+        target: np.ndarray,
+        index: int,
+        stream: Any,
+        non_blocking: bool,
+    ) -> None:
         view = target.reshape(-1).view(np.uint8)
         view[:] = handle[byte_offset : byte_offset + view.size]
 
 
-def _array(t: ember.Tensor) -> np.ndarray:
-    """A NumPy view of a fakedev tensor's elements, with its strides."""
-    itemsize = t.dtype.itemsize
+def _array(storage: Storage, plan: ElementwisePlan, operand: int) -> np.ndarray:
+    """A NumPy view of operand `operand` of a planned call, over its fakedev storage."""
+    dtype = plan.dtypes[operand].numpy
+    itemsize = dtype.itemsize
     return np.ndarray(
-        tuple(t.shape),
-        dtype=t.dtype.numpy,
-        buffer=t.untyped_storage().handle,
-        offset=t.storage_offset() * itemsize,
-        strides=tuple(s * itemsize for s in t.stride()),
+        plan.shape,
+        dtype=dtype,
+        buffer=storage.handle,
+        offset=plan.offsets[operand] * itemsize,
+        strides=tuple(s * itemsize for s in plan.strides[operand]),
     )
 
 
-def fill(t: ember.Tensor, value: Any) -> None:
-    if t.numel():
-        _array(t)[...] = value
+def fill(dst: Storage, value: Any, plan: ElementwisePlan) -> None:
+    _array(dst, plan, 0)[...] = value
 
 
-def copy(dst: ember.Tensor, src: ember.Tensor) -> None:
-    if dst.numel():
-        _array(dst)[...] = _array(src).astype(dst.dtype.numpy)
+def copy(dst: Storage, src: Storage, plan: ElementwisePlan) -> None:
+    _array(dst, plan, 0)[...] = _array(src, plan, 1).astype(plan.dtypes[0].numpy)
 
 
 class FakeDevicePlugin:

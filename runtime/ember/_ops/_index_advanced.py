@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ember._dispatch import kernel_for
-from ember._ops import conversion, names
+from ember._ops import _launch, conversion, names
+from ember._ops._composites_index import index_select_into, take_into
 from ember._ops._index_tensors import contiguous_copy, flat, int64_arange, int64_binary
 from ember._ops._meta import broadcast_shapes
 from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
@@ -31,14 +32,14 @@ def read(view: Tensor, positions: list[int], indices: list[Tensor]) -> Tensor:
         selected = (*shape[:p], index.numel(), *shape[p + 1 :])
         out = empty_tensor(selected, dt, dev)
         if out.numel():
-            kernel_for(names.INDEX_SELECT, dev, dt)(out, view, p, flat(index))
+            index_select_into(out, view, p, flat(index))
         result = (*shape[:p], *index_shape, *shape[p + 1 :])
         return make_view(out, 0, result, contiguous_strides(result))
     result, _, _ = _layout(view._shape, positions, index_shape)
     out = empty_tensor(result, dt, dev)
     if out.numel():
         index = _flat_index(view, positions, indices, index_shape)
-        kernel_for(names.TAKE, dev, dt)(flat(out), view, flat(index))
+        take_into(flat(out), view, flat(index))
     return out
 
 
@@ -61,7 +62,7 @@ def write(
 def add_into(view: Tensor, value: Any) -> None:
     """view += value, where view is a basic-indexed view (it never aliases itself)."""
     values = _values(value, view._shape, view)
-    kernel_for(names.BINARY["add"], view._device, view._dtype)(view, view, values)
+    _launch.launch_binary(names.BINARY["add"], view, view, values, view._dtype)
 
 
 def _broadcast(indices: list[Tensor]) -> Shape:

@@ -14,7 +14,7 @@ from typing import Any
 from ember import _dtype
 from ember._device import device
 from ember._dispatch import kernel_for
-from ember._ops import conversion, names
+from ember._ops import _launch, conversion, names
 from ember._ops._known_bounds import known as known_bounds
 from ember._ops._meta import broadcast_shapes, broadcast_strides
 from ember._ops.conversion import contiguous_copy
@@ -56,8 +56,8 @@ def bounds(index: Tensor) -> tuple[int, int]:
     dims = tuple(range(ndim))
     ones = (1,) * ndim
     both = empty_tensor((2,), _int64, index._device)
-    kernel_for(_AMIN, index._device, _int64)(make_view(both, 0, ones, ones), index, dims)
-    kernel_for(_AMAX, index._device, _int64)(make_view(both, 1, ones, ones), index, dims)
+    _launch.launch_reduction(_AMIN, make_view(both, 0, ones, ones), index, dims)
+    _launch.launch_reduction(_AMAX, make_view(both, 1, ones, ones), index, dims)
     low, high = conversion.to_host_array(both).tolist()
     return int(low), int(high)
 
@@ -94,7 +94,7 @@ def int64_binary(name: str, a: Tensor, b: Tensor | int) -> Tensor:
     else:
         shape = a._shape
     out = empty_tensor(shape, _int64, dev)
-    kernel_for(names.BINARY[name], dev, _int64)(out, _expanded(a, shape), b)
+    _launch.launch_binary(names.BINARY[name], out, _expanded(a, shape), b, _int64)
     return out
 
 

@@ -8,8 +8,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._device import device
-from ember._dispatch import kernel_for
-from ember._ops import names
+from ember._ops import _launch
 from ember._ops._known_bounds import remember_host_values
 from ember._ops._meta import broadcast_shapes, broadcast_strides, describe
 from ember._ops._overlap import check_no_overlap
@@ -43,7 +42,7 @@ def copy_(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
         )
     if src._device is dst._device:
         check_no_overlap("copy_", dst, (src,))
-        kernel_for(names.COPY, dst._device, dst._dtype)(dst, src)
+        _launch.copy(dst, src)
     else:
         _copy_across_devices(dst, src, non_blocking)
     dst._storage.version += 1
@@ -102,7 +101,7 @@ def _copy_to_host_tensor(dst: Tensor, src: Tensor, non_blocking: bool) -> None:
     if not (src._contiguous and same_dtype):
         # Convert on the device, so that the transfer itself can stay asynchronous.
         staged = empty_tensor(src._shape, dst._dtype, src._device)
-        kernel_for(names.COPY, src._device, dst._dtype)(staged, src)
+        _launch.copy(staged, src)
         src = staged
     # `target` views dst's storage, so the backend holding it keeps that memory alive.
     _read(backend, src, target, non_blocking)
@@ -134,29 +133,33 @@ def upload(dst: Tensor, host: np.ndarray, owned: bool, non_blocking: bool = Fals
         return
     staging = empty_tensor(dst._shape, dst._dtype, dst._device)
     _write(backend, staging, host, asynchronous)
-    kernel_for(names.COPY, dst._device, dst._dtype)(dst, staging)
+    _launch.copy(dst, staging)
 
 
 def _write(backend: Any, dst: Tensor, host: np.ndarray, non_blocking: bool) -> None:
     """Enqueue host -> contiguous `dst` on the current stream (the backend keeps `host`)."""
-    offset = dst._offset * dst._dtype.itemsize
-    if non_blocking:
-        backend.copy_from_host(
-            dst._storage.handle, offset, host, dst._device.index, non_blocking=True
-        )
-    else:
-        backend.copy_from_host(dst._storage.handle, offset, host, dst._device.index)
+    dev = dst._device
+    backend.copy_from_host(
+        dst._storage.handle,
+        dst._offset * dst._dtype.itemsize,
+        host,
+        dev.index,
+        current_native(dev),
+        non_blocking,
+    )
 
 
 def _read(backend: Any, src: Tensor, host: np.ndarray, non_blocking: bool) -> None:
     """Contiguous `src` -> `host` on the current stream; waits unless `non_blocking`."""
-    offset = src._offset * src._dtype.itemsize
-    if non_blocking and not backend.synchronous:
-        backend.copy_to_host(
-            src._storage.handle, offset, host, src._device.index, non_blocking=True
-        )
-    else:
-        backend.copy_to_host(src._storage.handle, offset, host, src._device.index)
+    dev = src._device
+    backend.copy_to_host(
+        src._storage.handle,
+        src._offset * src._dtype.itemsize,
+        host,
+        dev.index,
+        current_native(dev),
+        non_blocking and not backend.synchronous,
+    )
 
 
 def fill_(t: Tensor, value: Any) -> Tensor:
@@ -171,7 +174,7 @@ def fill_(t: Tensor, value: Any) -> Tensor:
     grad = t._autograd is not None and needs_grad(t)
     if grad:
         check_inplace(t)
-    kernel_for(names.FILL, t._device, t._dtype)(t, python_scalar(value, t._dtype))
+    _launch.fill(t, python_scalar(value, t._dtype))
     t._storage.version += 1
     if grad:
         record("FillBackward", _fill_backward, (t,), t)
@@ -198,7 +201,7 @@ def python_scalar(value: Any, dt: _dtype.dtype) -> bool | int | float:
 def contiguous_copy(t: Tensor) -> Tensor:
     """A new row-major tensor with `t`'s values on the same device, not recorded for autograd."""
     out = empty_tensor(t._shape, t._dtype, t._device)
-    kernel_for(names.COPY, t._device, t._dtype)(out, t)
+    _launch.copy(out, t)
     return out
 
 
@@ -215,7 +218,7 @@ def cast(t: Tensor, dt: _dtype.dtype) -> Tensor:
     if t._dtype is dt:
         return t
     out = empty_tensor(t._shape, dt, t._device)
-    kernel_for(names.COPY, t._device, dt)(out, t)
+    _launch.copy(out, t)
     return _record_to(t, out)
 
 
@@ -240,7 +243,7 @@ def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         return t
     if dev is t._device:
         out = empty_tensor(t._shape, dt, dev)
-        kernel_for(names.COPY, dev, dt)(out, t)
+        _launch.copy(out, t)
         return _record_to(t, out)
     from ember._device import check_usable
 

@@ -11,7 +11,7 @@ import numpy as np
 from ember import _dtype
 from ember._device import DeviceLike, check_usable, device, get_default_device
 from ember._dispatch import kernel_for
-from ember._ops import names
+from ember._ops import _launch, names
 from ember._ops._known_bounds import remember_host_values
 from ember._ops._meta import normalize_shape
 from ember._ops.conversion import fill_, upload
@@ -344,7 +344,7 @@ def linspace(
     kernel_for(names.ARANGE, dev, _dtype.float64)(
         tail, float(end) - (steps - 1 - half) * step, step
     )
-    kernel_for(names.COPY, dev, dtype)(out, values)
+    _launch.copy(out, values)
     return _requiring_grad(out, requires_grad)
 
 

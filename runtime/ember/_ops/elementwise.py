@@ -12,12 +12,14 @@ from typing import Any, Final
 import numpy as np
 
 from ember import _dtype
-from ember._dispatch import Op, kernel_for
+from ember._dispatch import Op
 from ember._errors import DTypeError
-from ember._ops import binary_formulas, names
+from ember._ops import _launch, binary_formulas, names
+from ember._ops._launch import launch_binary, launch_reduction
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops._overlap import check_no_overlap
 from ember._ops.conversion import cast, python_scalar
+from ember._plan import FlatPlans, flat_plans
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import (
     before_write,
@@ -41,9 +43,12 @@ _FLOAT_ONLY: Final = 1  # integer and bool inputs compute in the default float d
 _TO_BOOL: Final = 2  # the result is bool (comparisons, logical ops)
 _INTEGRAL_ONLY: Final = 4  # bitwise ops
 _NO_BOOL: Final = 8  # PyTorch rejects bool inputs (sub, neg)
+_INT_CHECKED: Final = 16  # integer operands are checked first (division by zero, powers)
+_INT_DIVISIONS: Final = frozenset({"floor_divide", "trunc_divide", "remainder", "fmod"})
 
 _BINARY_FLAGS: Final = {
-    "div": _FLOAT_ONLY, "pow": 0, "sub": _NO_BOOL,
+    "div": _FLOAT_ONLY, "pow": _INT_CHECKED, "sub": _NO_BOOL,
+    **dict.fromkeys(_INT_DIVISIONS, _INT_CHECKED),
     "bitwise_and": _INTEGRAL_ONLY, "bitwise_or": _INTEGRAL_ONLY, "bitwise_xor": _INTEGRAL_ONLY,
     **{name: _TO_BOOL for name in names.BINARY_COMPARISON},
 }  # fmt: skip
@@ -75,8 +80,10 @@ def _fast_sets(flags: int) -> tuple[frozenset[_dtype.dtype], ...]:
     if flags & _NO_BOOL:
         same -= {_bool}
     none: frozenset[_dtype.dtype] = frozenset()
+    if flags & _INT_CHECKED:
+        same -= ints | {_bool}
     float_scalar = none if flags & _INTEGRAL_ONLY else floats
-    int_scalar = float_scalar | (none if flags & _FLOAT_ONLY else ints)
+    int_scalar = float_scalar | (none if flags & (_FLOAT_ONLY | _INT_CHECKED) else ints)
     return same, float_scalar, int_scalar
 
 
@@ -84,10 +91,23 @@ def _fast_sets(flags: int) -> tuple[frozenset[_dtype.dtype], ...]:
 _FAST: dict[Op, tuple[frozenset[_dtype.dtype], ...]] = {
     op: _fast_sets(_OP_FLAGS[op]) for op in _OP_FLAGS
 }
-# Per op: the result dtype of each dtype of the same-dtype tensor pair fast path (one
-# lookup on the hot path instead of a set test plus the flags).
-_SAME_OUT: dict[Op, dict[_dtype.dtype, _dtype.dtype]] = {
-    op: {dt: _bool if _OP_FLAGS[op] & _TO_BOOL else dt for dt in _FAST[op][0]} for op in _OP_FLAGS
+# Per op: the result dtype and the contiguous plans of each dtype of the same-dtype tensor
+# pair fast path (one lookup on the hot path instead of a set test plus the flags).
+_SAME_OUT: dict[Op, dict[_dtype.dtype, tuple[_dtype.dtype, FlatPlans]]] = {
+    op: {
+        dt: (out, flat_plans((out, dt, dt)))
+        for dt in _FAST[op][0]
+        for out in [_bool if _OP_FLAGS[op] & _TO_BOOL else dt]
+    }
+    for op in _OP_FLAGS
+}
+
+# Per (result, tensor) dtype: the contiguous plans of tensor-with-scalar calls, the scalar
+# second, then first.
+_SCALAR_PLANS: dict[tuple[_dtype.dtype, _dtype.dtype], tuple[FlatPlans, FlatPlans]] = {
+    (out, dt): (flat_plans((out, dt, dt), 2), flat_plans((out, dt, dt), 1))
+    for dt in _dtype.ALL_DTYPES
+    for out in (dt, _bool)
 }
 
 
@@ -111,15 +131,21 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
         dev = tensor._device
         if other._dtype is not dt or other._device is not dev:
             return _binary_general(op, a, b, out)
-        out_dt = _SAME_OUT[op].get(dt)
-        if out_dt is None:
+        same = _SAME_OUT[op].get(dt)
+        if same is None:
             return _binary_general(op, a, b, out)
         fn = op.kernels.get(dev.type)
         if fn is None:
             return _binary_general(op, a, b, out)
+        out_dt = same[0]
         if other._shape == tensor._shape:
             result = empty_tensor(tensor._shape, out_dt, dev)
-            fn(result, a, b)
+            if tensor._contiguous and other._contiguous and not (a._offset or b._offset):
+                numel = result._storage.nbytes // out_dt.itemsize
+                if numel:
+                    fn(result._storage, a._storage, b._storage, same[1][numel])
+            else:
+                launch_binary(op, result, a, b, dt)
             if (
                 (tensor._autograd is not None or other._autograd is not None)
                 and not _OP_FLAGS[op] & _TO_BOOL
@@ -131,7 +157,7 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
             shape = _broadcast_pair(a._shape, b._shape)
             if shape is not None:
                 result = empty_tensor(shape, out_dt, dev)
-                fn(result, _broadcast_view(a, shape), _broadcast_view(b, shape))
+                launch_binary(op, result, a, b, dt)
                 return result
         return _binary_general(op, a, b, out)
     if kind is float:
@@ -144,12 +170,21 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
         fn = op.kernels.get(tensor._device.type)
         if fn is not None:
             flags = _OP_FLAGS[op]
-            result = empty_tensor(tensor._shape, _bool if flags & _TO_BOOL else dt, tensor._device)
+            out_dt = _bool if flags & _TO_BOOL else dt
+            result = empty_tensor(tensor._shape, out_dt, tensor._device)
             scalar = float(other) if dt.is_floating_point else other
-            if tensor is a:
-                fn(result, a, scalar)
+            if tensor._contiguous and not tensor._offset:
+                numel = result._storage.nbytes // out_dt.itemsize
+                if numel:
+                    plans = _SCALAR_PLANS[out_dt, dt]
+                    if tensor is a:
+                        fn(result._storage, a._storage, scalar, plans[0][numel])
+                    else:
+                        fn(result._storage, scalar, b._storage, plans[1][numel])
+            elif tensor is a:
+                launch_binary(op, result, a, scalar, dt)
             else:
-                fn(result, scalar, b)
+                launch_binary(op, result, scalar, b, dt)
             if tensor._autograd is not None and not flags & _TO_BOOL and dt.is_floating_point:
                 _record_fast(op, a, b, result)
             return result
@@ -192,7 +227,14 @@ def _binary_out(op: Op, a: Any, b: Any, out: Tensor) -> Tensor:
         ):
             fn = op.kernels.get(dev.type)
             if fn is not None:
-                fn(out, a, b)
+                if not (a._contiguous and b._contiguous) or a._offset or b._offset or out._offset:
+                    launch_binary(op, out, a, b, dt)
+                else:
+                    numel = 1
+                    for size in shape:
+                        numel *= size
+                    if numel:
+                        fn(storage, a._storage, b._storage, _SAME_OUT[op][dt][1][numel])
                 storage.version += 1
                 return out
     return _binary_general(op, a, b, out)
@@ -273,7 +315,8 @@ def _binary_general(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
     if out is not None:
         check_no_overlap(op.name, out, operands)
     target = _output(op.name, out, shape, result_dtype, dev)
-    kernel_for(op, dev, compute)(target, operands[0], operands[1])
+    _check_operands(op, flags, compute, operands[1])
+    launch_binary(op, target, operands[0], operands[1], compute)
     result = _finish(out, target)
     if grad:
         formula, name = _FORMULAS[op]
@@ -282,6 +325,29 @@ def _binary_general(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
             scalars = tuple(None if isinstance(x, Tensor) else x for x in (a, b))
             record(name, formula, (a, b), result, save, ctx=scalars)
     return result
+
+
+def _check_operands(op: Op, flags: int, compute: _dtype.dtype, b: Any) -> None:
+    """PyTorch's errors of integer division by zero and of integral negative powers."""
+    if not flags & _INT_CHECKED or compute.is_floating_point:
+        return
+    if op.name == "pow":
+        if not isinstance(b, Tensor) and b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return
+    if isinstance(b, Tensor):
+        zero = _binary_general(names.BINARY["eq"], b, 0, None)
+        found = False
+        if zero.numel():
+            ndim = len(zero._shape)
+            flag = empty_tensor((1,) * ndim, _bool, zero._device)
+            # any() of a bool tensor is its amax: a primitive (any is a composite).
+            launch_reduction(names.REDUCTIONS["amax"], flag, zero, tuple(range(ndim)))
+            found = bool(flag.item())
+    else:
+        found = b == 0
+    if found:
+        raise RuntimeError(f"{op.name}: ZeroDivisionError (integer division by zero)")
 
 
 def _scalar_tensor_to_scalar(x: Any, other: Any) -> Any:
@@ -351,7 +417,7 @@ def _finish(out: Tensor | None, target: Tensor) -> Tensor:
     if out is None:
         return target
     if out is not target:
-        kernel_for(names.COPY, out._device, out._dtype)(out, target)
+        _launch.copy(out, target)
     out._storage.version += 1  # only once the kernels succeeded
     return out
 
@@ -373,7 +439,7 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
             if kind is float or kind is int:
                 fn = op.kernels.get(t._device.type)
                 if quiet and fn is not None:
-                    fn(t, t, float(other))
+                    launch_binary(op, t, t, float(other), dt)
                     t._storage.version += 1
                     return t
             elif (
@@ -386,7 +452,7 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
             ):
                 fn = op.kernels.get(t._device.type)
                 if fn is not None:
-                    fn(t, t, other)
+                    launch_binary(op, t, t, other, dt)
                     t._storage.version += 1
                     return t
     if not isinstance(t, Tensor):

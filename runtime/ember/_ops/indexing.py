@@ -15,8 +15,9 @@ import numpy as np
 from ember import _dtype
 from ember._dispatch import Op, kernel_for
 from ember._errors import DTypeError
-from ember._ops import _index_advanced, conversion, creation, names
+from ember._ops import _index_advanced, _launch, conversion, creation, names
 from ember._ops import indexing_formulas as formulas
+from ember._ops._composites_index import index_select_into, scatter_into, take_into
 from ember._ops._index_parse import normalize, parse
 from ember._ops._index_tensors import (
     as_index,
@@ -248,7 +249,7 @@ def _scatter(op: Op, t: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
     if positions.numel():
         # The kernel walks index's shape; src is cut to it so no kernel reads past it.
         source = make_view(source, source._offset, positions._shape, source._strides)
-        kernel_for(op, t._device, t._dtype)(target, d, positions, source)
+        scatter_into(op, target, d, positions, source)
     t._storage.version += 1
     return t
 
@@ -269,7 +270,7 @@ def index_select(t: Tensor, dim: int, index: Tensor) -> Tensor:
     shape = (*source._shape[:d], count, *source._shape[d + 1 :])
     out = empty_tensor(shape, t._dtype, t._device)
     if out.numel():
-        kernel_for(names.INDEX_SELECT, t._device, t._dtype)(out, source, d, positions)
+        index_select_into(out, source, d, positions)
     result = out if t._shape else make_view(out, 0, (), ())
     if t._autograd is not None and needs_grad(t):
         backward = formulas.index_select_backward
@@ -330,7 +331,7 @@ def _masked_fill_into(out: Tensor, t: Tensor, mask: Tensor, value: Any) -> None:
     else:
         conversion.fill_(fill, value)
     shape = out._shape
-    kernel_for(names.WHERE, out._device, out._dtype)(
+    _launch.launch_where(
         out, _broadcast(mask, shape), _broadcast(fill, shape), _broadcast(t, shape)
     )
 
@@ -370,7 +371,7 @@ def take(t: Tensor, index: Tensor) -> Tensor:
     )
     out = empty_tensor(index._shape, t._dtype, t._device)
     if out.numel():
-        kernel_for(names.TAKE, t._device, t._dtype)(flat(out), t, flat(index))
+        take_into(flat(out), t, flat(index))
     if t._autograd is not None and needs_grad(t):
         record("TakeBackward", formulas.take_backward, (t,), out, (index,), ctx=t._shape)
     return out

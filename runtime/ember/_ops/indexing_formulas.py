@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import _ops
-from ember._dispatch import kernel_for
-from ember._ops import names
+from ember._ops import _launch
 from ember._ops._index_tensors import contiguous_copy
 from ember._ops.elementwise import check_inplace, detached
 from ember._tensor import Tensor
@@ -45,7 +44,7 @@ def record_inplace(
     into `t`. `inputs[0]` is `t` as it was before the write.
     """
     if result is not None:
-        kernel_for(names.COPY, t._device, t._dtype)(t, result)
+        _launch.copy(t, result)
         t._storage.version += 1
     return record(name, formula, inputs, t, save, ctx=ctx)
 

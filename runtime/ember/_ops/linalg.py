@@ -1,5 +1,6 @@
-"""Matrix products: mm and bmm (primitives) and matmul, which PyTorch-style dispatches
-1-D, 2-D and batched operands onto them."""
+"""Matrix products: bmm (a primitive), mm (a composite: bmm over a batch of one, unless
+the device has its own mm kernel) and matmul, which PyTorch-style dispatches 1-D, 2-D and
+batched operands onto them."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from ember._ops import names
 from ember._ops import shape as shape_ops
 from ember._ops._meta import broadcast_shapes, same_device
 from ember._storage import Storage
-from ember._tensor import Tensor, contiguous_strides, empty_tensor
+from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record
 
-__all__ = ["bmm", "matmul", "mm"]
+__all__ = ["bmm", "matmul", "mm", "mm_kernel"]
 
 Shape = tuple[int, ...]
 
@@ -197,10 +198,33 @@ def _check_operands(op: str, a: Tensor, b: Tensor) -> None:
         raise DTypeError(f"{op}: not implemented for 'Bool'")
 
 
+def mm_kernel(dev: Any, dt: _dtype.dtype) -> Kernel:
+    """The kernel that computes mm(out, a, b) on `dev`: its own, or the bmm composite."""
+    fn = names.MM.kernels.get(dev.type)
+    if fn is not None:
+        return fn
+    kernel_for(names.BMM, dev, dt)  # a device with neither fails naming bmm, the primitive
+    return _mm_composite
+
+
+def _mm_composite(out: Tensor, a: Tensor, b: Tensor) -> None:
+    """mm as one bmm over zero-copy views with a batch of one."""
+    kernel_for(names.BMM, a._device, a._dtype)(
+        _batch_of_one(out), _batch_of_one(a), _batch_of_one(b)
+    )
+
+
+def _batch_of_one(t: Tensor) -> Tensor:
+    rows, columns = t._shape
+    return make_view(t, t._offset, (1, rows, columns), (rows * columns, *t._strides))
+
+
 def _product(
     op: Op, a: Tensor, b: Tensor, shape: Shape, k: int, out: Tensor | None, name: str
 ) -> Tensor:
-    kernel = kernel_for(op, a._device, a._dtype)
+    kernel = (
+        mm_kernel(a._device, a._dtype) if op is names.MM else kernel_for(op, a._device, a._dtype)
+    )
     if out is None:
         return _compute(kernel, a, b, empty_tensor(shape, a._dtype, a._device), k)
     _prepare_out(out, shape, a._dtype, a._device, name)

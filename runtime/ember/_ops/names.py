@@ -1,91 +1,150 @@
-"""Every op's name, defined in one place, with the kernel signature each device implements.
+"""Every op, defined once, from the names in `ember.plugins.ops`; primitives and composites.
 
-Conventions for every kernel (see docs/architecture.md, "The kernel contract"):
+A *primitive* needs a kernel on every device; a *composite* is written once in ember ops
+and runs on any device that has the primitives (a device may register a fused kernel
+under its name, and dispatch prefers it).
 
-* Kernels receive tensors the runtime has already checked and allocated; outputs come
-  first and are written in place. Nothing is returned unless stated.
-* Shapes and strides are in elements. Inputs may be non-contiguous, have zero strides
-  (broadcast), size-0 dimensions, or be 0-d. Outputs allocated by the runtime are
-  contiguous, but `out=` arguments and in-place targets may be strided views.
-* Unless stated, inputs already have the op's computation dtype (the runtime casts).
-* A Python scalar argument is an int, float or bool already converted to the computation
-  dtype's Python type.
+Kernel signatures are per family (`ember.plugins.sdk` has them as typed Protocols):
+
+* planned families (memory, elementwise, reductions, scans) get
+  `(outputs..., inputs..., plan)`: each operand a `Storage` or a converted Python scalar,
+  the plan an `ElementwisePlan` or `ReductionPlan` with the call's whole geometry. The
+  runtime never calls them on zero elements and raises every semantic error itself.
+* tensor-level families (linear algebra, convolution, pooling, indexing, random, fused
+  composites) get `ember.Tensor`s, as documented beside each op below. Inputs may be
+  strided unless stated; outputs allocated by the runtime are contiguous; inputs already
+  have the op's computation dtype; a Python scalar argument is already converted.
 """
 
 from __future__ import annotations
 
 from ember._dispatch import Op, define
+from ember.plugins import ops
+from ember.plugins.ops import (
+    BINARY_ARITHMETIC,
+    BINARY_COMPARISON,
+    UNARY_COMPOSITES,
+    UNARY_PRIMITIVES,
+)
 
 # --- memory ------------------------------------------------------------------------------
-#: copy_(dst, src): dst[...] = src[...] with dtype conversion; same shape, same device.
-COPY: Op = define("copy_")
-#: fill_(dst, value): every element of the (possibly strided) dst becomes the scalar.
-FILL: Op = define("fill_")
-#: arange_(out, start, step): out[i] = start + i * step; out is 1-d contiguous.
-ARANGE: Op = define("arange_")
+#: copy_(dst, src, plan): CopyKernel, converting plan.dtypes[1] to plan.dtypes[0].
+COPY: Op = define(ops.COPY)
+#: fill_(dst, value, plan): FillKernel.
+FILL: Op = define(ops.FILL)
+#: arange_(out: Tensor, start, step): out[i] = start + i * step; out is 1-d contiguous.
+ARANGE: Op = define(ops.ARANGE)
 
-# --- elementwise: kernel(out, a) with out.dtype == a.dtype --------------------------------
-UNARY_PRIMITIVES = (
-    "neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf",
-    "floor", "ceil", "round", "trunc",
-)  # fmt: skip
-#: composites with a generic formula; a device may register a fused kernel(out, a).
-UNARY_COMPOSITES = ("sign", "rsqrt", "reciprocal", "sigmoid", "relu", "gelu")
+# --- elementwise: UnaryKernel(out, a, plan), out's dtype is a's -----------------------------
 UNARY: dict[str, Op] = {name: define(name) for name in UNARY_PRIMITIVES}
 UNARY.update({name: define(name, composite=True) for name in UNARY_COMPOSITES})
 
-# --- elementwise binary: kernel(out, a, b) -------------------------------------------------
-# a and b are broadcast to out.shape (zero strides); one of them may be a Python scalar.
-# Arithmetic: out.dtype == computation dtype. Comparisons and logical ops: out is bool
-# and a, b share the computation dtype.
-BINARY_ARITHMETIC = (
-    "add", "sub", "mul", "div", "floor_divide", "trunc_divide", "remainder", "fmod", "pow",
-    "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor",
-)  # fmt: skip
-BINARY_COMPARISON = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")
+# --- elementwise binary: BinaryKernel(out, a, b, plan) -------------------------------------
+# One of a and b may be a Python scalar. Arithmetic: out's dtype is the computation dtype.
+# Comparisons and logical ops: out is bool and a, b share the computation dtype.
 BINARY: dict[str, Op] = {name: define(name) for name in BINARY_ARITHMETIC + BINARY_COMPARISON}
-#: where(out, condition, a, b): condition bool; a, b tensors of out.dtype, all broadcast.
-WHERE: Op = define("where")
+#: where(out, condition, a, b, plan): WhereKernel; condition bool, a and b of out's dtype.
+WHERE: Op = define(ops.WHERE)
 
-# --- reductions ------------------------------------------------------------------------------
-# kernel(out, a, dims): out has a's ndim with the reduced dims of size 1 (keepdim form).
-# sum/prod: out.dtype is the accumulation result (int64 for integer and bool inputs);
-# amax/amin: out.dtype == a.dtype, NaN propagates; any/all: out is bool.
+# --- reductions and scans: ReductionKernel(out, a, plan) ---------------------------------
+# sum/prod: out's dtype is the accumulation result (int64 for integer and bool inputs);
+# amax/amin: out's dtype is a's (bool too), NaN propagates; any/all: out is bool, composites
+# (amax/amin of a != 0).
 REDUCTIONS: dict[str, Op] = {
-    name: define(name) for name in ("sum", "prod", "amax", "amin", "any", "all")
+    name: define(name, composite=name in ("any", "all")) for name in ops.REDUCTIONS
 }
-#: argmax/argmin(out_int64, a, dim): out keepdim form; first index of the extreme; NaN wins.
-ARGMAX: Op = define("argmax")
-ARGMIN: Op = define("argmin")
-#: cumsum(out, a, dim): out.dtype is the accumulation dtype; a is cast by the kernel.
-CUMSUM: Op = define("cumsum")
+#: argmax/argmin: out int64, the first index of the extreme along the one reduced dim; NaN
+#: wins.
+ARGMAX: Op = define(ops.ARGMAX)
+ARGMIN: Op = define(ops.ARGMIN)
+#: cumsum: one reduced dim; out of the accumulation dtype (a is cast by the kernel).
+CUMSUM: Op = define(ops.CUMSUM)
 
 # --- linear algebra --------------------------------------------------------------------------
 #: mm(out, a, b): a (M, K), b (K, N), out (M, N) contiguous; a and b arbitrary strides.
-MM: Op = define("mm")
-#: bmm(out, a, b): a (B, M, K), b (B, K, N), out (B, M, N) contiguous.
-BMM: Op = define("bmm")
+#: A composite: bmm over a batch of one.
+MM: Op = define(ops.MM, composite=True)
+#: bmm(out, a, b): a (B, M, K), b (B, K, N), out (B, M, N) contiguous; a and b arbitrary
+#: strides, batch strides 0 included.
+BMM: Op = define(ops.BMM)
 
 # --- indexing --------------------------------------------------------------------------------
+# index_select, scatter_, scatter_add_ and take are composites (on gather and index_put_).
 #: index_select(out, a, dim, index): index int64 1-d, already range-checked and wrapped.
-INDEX_SELECT: Op = define("index_select")
-#: gather(out, a, dim, index): index int64 of out's shape, already range-checked.
-GATHER: Op = define("gather")
+INDEX_SELECT: Op = define(ops.INDEX_SELECT, composite=True)
+#: gather(out, a, dim, index): index int64 of out's shape (any strides, zero included),
+#: already range-checked.
+GATHER: Op = define(ops.GATHER)
 #: scatter_(target, dim, index, src) and scatter_add_: index and src int64 / target dtype.
-SCATTER: Op = define("scatter_")
-SCATTER_ADD: Op = define("scatter_add_")
+SCATTER: Op = define(ops.SCATTER, composite=True)
+SCATTER_ADD: Op = define(ops.SCATTER_ADD, composite=True)
 #: take(out, a, index): out[i] = a.flatten()[index[i]]; index int64, range-checked.
-TAKE: Op = define("take")
+TAKE: Op = define(ops.TAKE, composite=True)
 #: index_put_(target, index, values, accumulate): target.flatten()[index[i]] (+)= values[i];
 #: index and values are 1-d contiguous of equal length; target may be a strided view.
-INDEX_PUT: Op = define("index_put_")
+INDEX_PUT: Op = define(ops.INDEX_PUT)
 #: nonzero(a) -> int64 tensor (n, a.ndim) of the indices of non-zero elements (returns).
-NONZERO: Op = define("nonzero")
+NONZERO: Op = define(ops.NONZERO)
 
 # --- random (counter-based Philox4x32-10; identical streams on every device) ----------------
 #: uniform_(t, low, high, seed, offset), normal_(t, mean, std, seed, offset),
 #: random_(t, low, high, seed, offset) for integers in [low, high), randperm_(out, seed, offset).
-UNIFORM: Op = define("uniform_")
-NORMAL: Op = define("normal_")
-RANDOM: Op = define("random_")
-RANDPERM: Op = define("randperm_")
+UNIFORM: Op = define(ops.UNIFORM)
+NORMAL: Op = define(ops.NORMAL)
+RANDOM: Op = define(ops.RANDOM)
+RANDPERM: Op = define(ops.RANDPERM)
+
+# --- convolution and pooling (ember.nn.functional) -----------------------------------------
+#: im2col(cols, x, stride, padding, dilation): x (N, C, H, W) contiguous; cols a
+#: (N, C, kh, kw, Ho, Wo) view whose (Ho, Wo) block is contiguous (strides Wo, 1) and whose
+#: other strides are free (zero too: col2im reads cols repeated by zero strides);
+#: cols[n, c, i, j, y, x] = x[n, c, y*sh - ph + i*dh, x*sw - pw + j*dw], 0 where that lies
+#: outside x. stride, padding (top, left) and dilation are (h, w) int
+#: pairs; the window count (Ho, Wo) is cols' shape, so any bottom/right padding is implied.
+#: Every dtype (it only moves elements).
+IM2COL: Op = define(ops.IM2COL)
+#: col2im(x, cols, stride, padding, dilation): the adjoint of im2col: x (N, C, H, W)
+#: contiguous is overwritten with, at each pixel, the sum of the cols elements im2col would
+#: read from it; elements that fall outside x are dropped. Floating and integer dtypes
+#: (float16 is computed in float32 by the runtime).
+COL2IM: Op = define(ops.COL2IM)
+# Pooling kernels take contiguous NCHW tensors; kernel_size, stride, padding (symmetric)
+# and dilation are (h, w) int pairs; the output size is the output's shape (the runtime has
+# applied ceil_mode). float16, float32, float64 unless stated. All six are composites
+# (ember.nn.functional._pool_composites: im2col/col2im, reductions, gather, index_put_,
+# matrix products).
+#: max_pool2d(out, indices, x, kernel_size, stride, padding, dilation): indices (int64, out's
+#: shape) hold the flat position y * W + x of each maximum within its plane; NaN wins (the
+#: last NaN of a window); also uint8, int8, int32, int64.
+MAX_POOL2D: Op = define(ops.MAX_POOL2D, composite=True)
+#: max_pool2d_backward(grad_input, grad_out, indices): grad_input = 0, then every grad_out
+#: element is added at its index within the plane.
+MAX_POOL2D_BACKWARD: Op = define(ops.MAX_POOL2D_BACKWARD, composite=True)
+#: avg_pool2d(out, x, kernel_size, stride, padding, count_include_pad, divisor_override):
+#: windows clipped to the padded input; divisor: divisor_override (an int or None), else
+#: the clipped window's size with count_include_pad, else its count of real pixels; also
+#: int64 (summed in int64, divided truncating).
+AVG_POOL2D: Op = define(ops.AVG_POOL2D, composite=True)
+#: avg_pool2d_backward(grad_input, grad_out, kernel_size, stride, padding, count_include_pad,
+#: divisor_override): grad_input = 0, then each grad_out / divisor spread over its window.
+AVG_POOL2D_BACKWARD: Op = define(ops.AVG_POOL2D_BACKWARD, composite=True)
+#: adaptive_avg_pool2d(out, x): output (i, j) averages rows [floor(i*H/Ho), ceil((i+1)*H/Ho))
+#: and the columns likewise.
+ADAPTIVE_AVG_POOL2D: Op = define(ops.ADAPTIVE_AVG_POOL2D, composite=True)
+#: adaptive_avg_pool2d_backward(grad_input, grad_out): the adjoint of adaptive_avg_pool2d.
+ADAPTIVE_AVG_POOL2D_BACKWARD: Op = define(ops.ADAPTIVE_AVG_POOL2D_BACKWARD, composite=True)
+
+# --- composites a device may fuse (tensor-level kernels) -----------------------------------
+#: softmax(out, a, dim) and log_softmax(out, a, dim): a floating, out contiguous of a's shape.
+SOFTMAX: Op = define(ops.SOFTMAX, composite=True)
+LOG_SOFTMAX: Op = define(ops.LOG_SOFTMAX, composite=True)
+#: mean(out, a, dims): a floating; out in keepdim form, a's dtype.
+MEAN: Op = define(ops.MEAN, composite=True)
+#: var(out, a, dims, correction) and std(...): a floating; out in keepdim form, a's dtype.
+VAR: Op = define(ops.VAR, composite=True)
+STD: Op = define(ops.STD, composite=True)
+#: logsumexp(out, a, dims): a floating; out in keepdim form, a's dtype.
+LOGSUMEXP: Op = define(ops.LOGSUMEXP, composite=True)
+#: max_dim(values, indices, a, dim) and min_dim: keepdim form; indices int64, first extreme.
+MAX_DIM: Op = define(ops.MAX_DIM, composite=True)
+MIN_DIM: Op = define(ops.MIN_DIM, composite=True)

@@ -18,13 +18,15 @@ from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 
 from ember import _dtype
-from ember._dispatch import Kernel, Op, define, kernel_for
+from ember._dispatch import Kernel, Op, kernel_for
 from ember._errors import DTypeError
 from ember._ops import conversion as conv
 from ember._ops import elementwise as ew
 from ember._ops import names, unary
 from ember._ops import reduction_formulas as formulas
 from ember._ops import shape as shape_ops
+from ember._ops._launch import fill as launch_fill
+from ember._ops._launch import full_reduction_plan, launch_binary, launch_reduction, launch_scan
 from ember._ops._meta import wrap_dim, wrap_dims
 from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record
@@ -37,17 +39,8 @@ __all__ = [
 Dims = tuple[int, ...]
 DimArg = int | Sequence[int] | None
 
-# Composite ops; a device overrides one by registering a kernel under its name.
-#: mean(out, a, dims): a floating; out in keepdim form, a's dtype.
-MEAN: Op = define("mean", composite=True)
-#: var(out, a, dims, correction) and std(...): a floating; out in keepdim form, a's dtype.
-VAR: Op = define("var", composite=True)
-STD: Op = define("std", composite=True)
-#: logsumexp(out, a, dims): a floating; out in keepdim form, a's dtype.
-LOGSUMEXP: Op = define("logsumexp", composite=True)
-#: max_dim(values, indices, a, dim) and min_dim: keepdim form; indices int64, first extreme.
-MAX_DIM: Op = define("max_dim", composite=True)
-MIN_DIM: Op = define("min_dim", composite=True)
+MEAN, VAR, STD, LOGSUMEXP = names.MEAN, names.VAR, names.STD, names.LOGSUMEXP
+MAX_DIM, MIN_DIM = names.MAX_DIM, names.MIN_DIM
 
 _SUM = names.REDUCTIONS["sum"]
 _PROD = names.REDUCTIONS["prod"]
@@ -131,7 +124,9 @@ def _run(
 
 
 def _reduce(op: Op, t: Tensor, dims: Dims, keepdim: bool, dt: _dtype.dtype) -> Tensor:
-    return _run(kernel_for(op, t._device, t._dtype), t, dims, keepdim, dt)
+    out = empty_tensor(_keep_shape(t._shape, dims), dt, t._device)
+    launch_reduction(op, out, t, dims)
+    return _finish(out, dims, keepdim)
 
 
 def _as_1d(t: Tensor) -> Tensor:
@@ -201,15 +196,10 @@ def sum(
         dt, dev, ndim = input._dtype, input._device, len(input._shape)
         fn = _SUM.kernels.get(dev.type)
         if dt.is_floating_point and input._autograd is None and fn is not None and ndim:
-            if input._contiguous and dev.type == "cpu":
-                # The cpu kernel reduces a contiguous input over all its dims through out's
-                # address alone, so the 0-d result takes the kernel's output directly.
-                out = empty_tensor((), dt, dev)
-                fn(out, input, _ALL_DIMS[ndim])
-                return out
-            out = empty_tensor(_ONES[ndim], dt, dev)
-            fn(out, input, _ALL_DIMS[ndim])
-            return make_view(out, 0, (), ())
+            # A full reduction's plan has no kept dims: the 0-d result is the kernel's output.
+            out = empty_tensor((), dt, dev)
+            fn(out._storage, input._storage, full_reduction_plan(input, dt))
+            return out
     return _accumulate(_SUM, input, dim, keepdim, dtype, "sum")
 
 
@@ -248,12 +238,8 @@ def cumsum(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None) -> Ten
     d = wrap_dim(dim, len(t._shape), "cumsum")
     if dtype is None:
         dtype = t._dtype if t._dtype.is_floating_point else _dtype.int64
-    kernel = kernel_for(names.CUMSUM, t._device, t._dtype)
     out = empty_tensor(t._shape, dtype, t._device)
-    if not t._shape:
-        kernel(_as_1d(out), _as_1d(t), 0)
-    elif 0 not in t._shape:
-        kernel(out, t, d)
+    launch_scan(names.CUMSUM, out, t, d)
     if t._autograd is not None and dtype.is_floating_point and needs_grad(t):
         record("CumsumBackward", formulas.cumsum_backward, (t,), out, ctx=d)
     return out
@@ -355,7 +341,7 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 
 def _arg_extreme(op: Op, t: Tensor, dim: int | None, keepdim: bool, name: str) -> Tensor:
-    kernel = kernel_for(op, t._device, t._dtype)
+    kernel_for(op, t._device, t._dtype)  # a missing kernel fails before any check
     ndim = len(t._shape)
     if dim is None:
         if t.numel() == 0:
@@ -364,19 +350,18 @@ def _arg_extreme(op: Op, t: Tensor, dim: int | None, keepdim: bool, name: str) -
             )
         flat = _as_1d(t) if ndim == 0 else shape_ops.reshape(t, (-1,))
         out = empty_tensor((1,), _dtype.int64, t._device)
-        kernel(out, flat, 0)
+        launch_scan(op, out, flat, 0)
         shape = (1,) * ndim if keepdim else ()
         return make_view(out, 0, shape, contiguous_strides(shape))
     d = wrap_dim(dim, ndim, name)
     if ndim == 0:
         out = empty_tensor((), _dtype.int64, t._device)
-        kernel(_as_1d(out), _as_1d(t), 0)
+        launch_scan(op, out, t, 0)
         return out
     if t._shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
     out = empty_tensor(_keep_shape(t._shape, (d,)), _dtype.int64, t._device)
-    if 0 not in out._shape:
-        kernel(out, t, d)
+    launch_scan(op, out, t, d)
     return _finish(out, (d,), keepdim)
 
 
@@ -466,5 +451,25 @@ def any(input: Tensor, dim: DimArg = None, keepdim: bool = False) -> Tensor:
 
 
 def _logical(op: Op, t: Tensor, dim: DimArg, keepdim: bool, name: str) -> Tensor:
-    result = _reduce(op, t, _dims(t, dim, name), keepdim, _dtype.bool)
+    dims = _dims(t, dim, name)
+    if op.kernels.get(t._device.type) is not None:
+        result = _reduce(op, t, dims, keepdim, _dtype.bool)
+    else:
+        result = _logical_composite(op, t, dims, keepdim)
     return conv.cast(result, _dtype.uint8) if t._dtype is _dtype.uint8 else result
+
+
+def _logical_composite(op: Op, t: Tensor, dims: Dims, keepdim: bool) -> Tensor:
+    """any/all as amax/amin of the bool `t != 0` (NaN counts as true); an empty
+    reduction gives the identity, false for any and true for all."""
+    out = empty_tensor(_keep_shape(t._shape, dims), _dtype.bool, t._device)
+    if _count(t._shape, dims) == 0:
+        launch_fill(out, op is _ALL)
+    else:
+        flags = t
+        if t._dtype is not _dtype.bool:
+            flags = empty_tensor(t._shape, _dtype.bool, t._device)
+            zero = conv.python_scalar(0, t._dtype)
+            launch_binary(names.BINARY["ne"], flags, t, zero, t._dtype)
+        launch_reduction(_AMIN if op is _ALL else _AMAX, out, flags, dims)
+    return _finish(out, dims, keepdim)

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import _dtype
-from ember._dispatch import kernel_for
-from ember._ops import names
+from ember._ops import _launch, names
+from ember._ops._composites_index import index_select_into
 from ember._tensor import Tensor, empty_tensor
 from ember.autograd._graph import needs_grad, record
 
@@ -129,14 +129,13 @@ def reverse_cumsum(g: Tensor, d: int) -> Tensor:
     dev, dt = g._device, g._dtype
     n = g._shape[d]
     backwards = arange(n - 1, -1, -1, dtype=_dtype.int64, device=dev)
-    select = kernel_for(names.INDEX_SELECT, dev, dt)
     flipped = empty_tensor(g._shape, dt, dev)
     summed = empty_tensor(g._shape, dt, dev)
     out = empty_tensor(g._shape, dt, dev)
     if out.numel():
-        select(flipped, g, d, backwards)
-        kernel_for(names.CUMSUM, dev, dt)(summed, flipped, d)
-        select(out, summed, d, backwards)
+        index_select_into(flipped, g, d, backwards)
+        _launch.launch_scan(names.CUMSUM, summed, flipped, d)
+        index_select_into(out, summed, d, backwards)
     if g._autograd is not None and needs_grad(g):
         record("CumsumBackwardBackward", _reverse_cumsum_backward, (g,), out, ctx=d)
     return out

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import _dtype
-from ember._dispatch import kernel_for
-from ember._ops import names
+from ember._ops import _launch
 from ember._ops import shape_formulas as formulas
 from ember._ops._meta import same_device, wrap_dim, wrap_dims
 from ember._ops._view_geometry import as_strided, infer_size, int_tuple, view_dtype, view_strides
@@ -60,7 +59,7 @@ def reshape(t: Tensor, *shape: Any) -> Tensor:
         out = make_view(t, t._offset, size, strides)
     else:
         copy = empty_tensor(t._shape, t._dtype, t._device)
-        kernel_for(names.COPY, t._device, t._dtype)(copy, t)
+        _launch.copy(copy, t)
         out = make_view(copy, 0, size, contiguous_strides(size))
     if t._autograd is not None:
         formulas.track("ViewBackward", formulas.reshape_backward, t, out, t._shape)
@@ -336,7 +335,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         total += shape[d]
     out = empty_tensor((*before, total, *after), dt, dev)
     if out.numel():
-        copy = kernel_for(names.COPY, dev, dt)
+        copy = _launch.copy
         step = out._strides[d]
         offset = 0
         for x in kept:

@@ -15,7 +15,8 @@ from typing import Any
 
 from ember import _dtype
 from ember._dispatch import kernel_for
-from ember._ops import names
+from ember._ops import _launch, names
+from ember._ops._composites_index import take_into
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record
 
@@ -80,7 +81,7 @@ def embed(g: Tensor, shape: Shape, view: ViewFn, args: tuple[Any, ...], name: st
     out = zeros(shape, dtype=g._dtype, device=g._device)
     target = view(out, *args)  # `out` is outside the graph, so this view records nothing
     if target.numel():
-        kernel_for(names.COPY, g._device, g._dtype)(target, g)
+        _launch.copy(target, g)
     if g._autograd is not None and needs_grad(g):
         record(name, _embed_backward, (g,), out, ctx=(view, args))
     return out
@@ -127,7 +128,7 @@ def as_strided_backward(node: Any, g: Tensor) -> Sequence[Any]:
     grad = storage_map(g, out_index, in_index, size)
     if not _non_overlapping(source):
         ones = empty_tensor(source[0], g._dtype, g._device)
-        kernel_for(names.FILL, g._device, g._dtype)(ones, 1.0)
+        _launch.fill(ones, 1.0)
         grad = elementwise.div(grad, storage_map(ones, in_index, in_index, size))
     return (grad,)
 
@@ -139,7 +140,7 @@ def storage_map(values: Tensor, source: Tensor, target: Tensor, size: int) -> Te
     """
     dev, dt = values._device, values._dtype
     buffer = empty_tensor((size,), dt, dev)
-    kernel_for(names.FILL, dev, dt)(buffer, 0.0)
+    _launch.fill(buffer, 0.0)
     count = source.numel()
     if count:
         flat = values if values._contiguous else _contiguous(values)
@@ -148,7 +149,7 @@ def storage_map(values: Tensor, source: Tensor, target: Tensor, size: int) -> Te
         kernel_for(names.INDEX_PUT, dev, dt)(buffer, index, flat, True)
     out = empty_tensor(target._shape, dt, dev)
     if out.numel():
-        kernel_for(names.TAKE, dev, dt)(out, buffer, target)
+        take_into(out, buffer, target)
     if values._autograd is not None and needs_grad(values):
         context = (target, source, size)
         record("AsStridedBackwardBackward", _storage_map_backward, (values,), out, ctx=context)
@@ -162,7 +163,7 @@ def _storage_map_backward(node: Any, g: Tensor) -> Sequence[Any]:
 
 def _contiguous(t: Tensor) -> Tensor:
     out = empty_tensor(t._shape, t._dtype, t._device)
-    kernel_for(names.COPY, t._device, t._dtype)(out, t)
+    _launch.copy(out, t)
     return out
 
 

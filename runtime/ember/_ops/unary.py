@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ember import _dtype
-from ember._dispatch import Op, kernel_for
+from ember._dispatch import Op
 from ember._errors import DTypeError
-from ember._ops import names, unary_formulas
+from ember._ops import _launch, names, unary_formulas
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops.conversion import cast, python_scalar
 from ember._ops.creation import full
@@ -21,6 +21,7 @@ from ember._ops.elementwise import (
     detached,
     write_back,
 )
+from ember._plan import ElementwisePlan, contiguous_plan
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record, record_elementwise
 
@@ -58,7 +59,12 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
     fn = op.kernels.get(t._device.type)
     if out is None and fn is not None and t._dtype.is_floating_point:
         result = empty_tensor(t._shape, t._dtype, t._device)
-        fn(result, t)
+        if t._contiguous:
+            plan = _flat_plan(t)
+            if plan.numel:
+                fn(result._storage, t._storage, plan)
+        else:
+            _launch.launch_unary(op, result, t)
         if t._autograd is not None and needs_grad(t):
             formula, saves = unary_formulas.FORMULAS[op.name]
             save = (t,) if saves == "input" else ()
@@ -67,7 +73,7 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
     compute = _compute_dtype(op, t)
     if op.name in _ROUNDING and not compute.is_floating_point:
         target = _output(op.name, out, t._shape, compute, t._device)
-        kernel_for(names.COPY, t._device, compute)(target, t)
+        _launch.copy(target, t)
         return _finish(out, target)
     source = cast(t, compute)
     if fn is None and op.composite:
@@ -76,7 +82,7 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
         if out is None:
             return result
         target = _output(op.name, out, result._shape, compute, t._device)
-        kernel_for(names.COPY, t._device, compute)(target, result)
+        _launch.copy(target, result)
         return _finish(out, target)
     grad = needs_grad(t) and compute.is_floating_point
     if grad and out is not None:
@@ -85,11 +91,22 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
             "differentiation, but one of the arguments requires grad."
         )
     target = _output(op.name, out, t._shape, compute, t._device)
-    kernel_for(op, t._device, compute)(target, source)
+    _launch.launch_unary(op, target, source)
     result = _finish(out, target)
     if grad:
         _record(op, t, result)
     return result
+
+
+def _flat_plan(t: Tensor) -> ElementwisePlan:
+    """The plan of a new contiguous result from contiguous `t` (the fast path's)."""
+    numel = 1
+    for size in t._shape:
+        numel *= size
+    dt = t._dtype
+    if t._offset:
+        return ElementwisePlan((numel,), ((1,), (1,)), (0, t._offset), (dt, dt), True)
+    return contiguous_plan(numel, (dt, dt))
 
 
 def _record(op: Op, t: Tensor, result: Tensor) -> None:
@@ -249,7 +266,7 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
             )
         operands.append(value)
     out = empty_tensor(shape, dt, dev)
-    kernel_for(names.WHERE, dev, dt)(out, *operands)
+    _launch.launch_where(out, operands[0], operands[1], operands[2])
     if dt.is_floating_point and needs_grad(input, other):
         backward = unary_formulas.where_backward
         record("WhereBackward", backward, (condition, input, other), out, (condition,))

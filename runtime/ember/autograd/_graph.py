@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import _ops
+from ember._ops import _launch
 from ember._tensor import Tensor
 from ember.autograd import _mode, _views
 from ember.autograd._anomaly import ANOMALY, forward_trace
@@ -431,10 +432,8 @@ def check_inplace(t: Tensor) -> None:
 def write_back(t: Tensor, result: Tensor) -> None:
     """Copy an out-of-place result into `t`, which then continues the graph from the
     result's node (and so does its base, when `t` is a view)."""
-    from ember._dispatch import kernel_for
-    from ember._ops import names
 
-    kernel_for(names.COPY, t._device, t._dtype)(t, result)
+    _launch.copy(t, result)
     t._storage.version += 1
     previous = t._autograd
     t._autograd = result._autograd

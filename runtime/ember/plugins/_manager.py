@@ -88,7 +88,10 @@ class PluginManager:
         allow = _env_list("EMBER_PLUGINS")
         deny = _env_list("EMBER_DISABLE_PLUGINS") or set()
         strict = _strict()
-        for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        # In name order, so that discovery (and which of two kernels for one op and device
+        # wins) does not depend on how the environment lists its distributions.
+        found = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        for entry_point in found:
             if entry_point.name in self.statuses:
                 continue  # the same plugin seen through two entries of sys.path
             dist = entry_point.dist

@@ -13,10 +13,9 @@ from collections.abc import Callable
 from typing import Final
 
 from ember import _dtype
-from ember._dispatch import Op, define
 from ember._errors import DTypeError
 from ember._ops import elementwise as ew
-from ember._ops import reduction, unary
+from ember._ops import names, reduction, unary
 from ember._ops._meta import wrap_dim
 from ember._ops.conversion import cast
 from ember._tensor import Tensor, empty_tensor
@@ -27,9 +26,8 @@ __all__ = [
     "relu6", "relu_", "sigmoid", "silu", "softmax", "softmin", "softplus", "tanh",
 ]  # fmt: skip
 
-#: softmax(out, a, dim) and log_softmax(out, a, dim): a floating, out contiguous of a's shape.
-SOFTMAX: Final[Op] = define("softmax", composite=True)
-LOG_SOFTMAX: Final[Op] = define("log_softmax", composite=True)
+SOFTMAX: Final = names.SOFTMAX
+LOG_SOFTMAX: Final = names.LOG_SOFTMAX
 
 _SQRT_2_OVER_PI: Final = math.sqrt(2.0 / math.pi)
 

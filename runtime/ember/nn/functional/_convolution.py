@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ember import _dtype
-from ember._dispatch import Op, define, kernel_for
-from ember._ops import names, reduction
+from ember._dispatch import kernel_for
+from ember._ops import _launch, names, reduction
+from ember._ops.linalg import mm_kernel
 from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
 from ember.autograd import _mode
 from ember.autograd._graph import needs_grad, record
@@ -29,18 +30,8 @@ __all__ = [
     "COL2IM", "IM2COL", "Geometry", "convolution", "convolution_transpose", "convolution_weight"
 ]  # fmt: skip
 
-#: im2col(cols, x, stride, padding, dilation): x (N, C, H, W) contiguous; cols a
-#: (N, C, kh, kw, Ho, Wo) view whose (Ho, Wo) block is contiguous (strides Wo, 1) and whose
-#: other strides are free; cols[n, c, i, j, y, x] = x[n, c, y*sh - ph + i*dh, x*sw - pw + j*dw],
-#: 0 where that lies outside x. stride, padding (top, left) and dilation are (h, w) int
-#: pairs; the window count (Ho, Wo) is cols' shape, so any bottom/right padding is implied.
-#: Every dtype (it only moves elements).
-IM2COL: Final[Op] = define("im2col")
-#: col2im(x, cols, stride, padding, dilation): the adjoint of im2col: x (N, C, H, W)
-#: contiguous is overwritten with, at each pixel, the sum of the cols elements im2col would
-#: read from it; elements that fall outside x are dropped. Floating and integer dtypes
-#: (float16 is computed in float32 by the runtime).
-COL2IM: Final[Op] = define("col2im")
+IM2COL: Final = names.IM2COL
+COL2IM: Final = names.COL2IM
 
 Shape = tuple[int, ...]
 Pair = tuple[int, int]
@@ -72,7 +63,7 @@ def _as_nchw(t: Tensor, geo: Geometry, compute: _dtype.dtype) -> Tensor:
     """`t` as a contiguous 4-d tensor of the compute dtype (a view when it already is one)."""
     if not t._contiguous or t._dtype is not compute:
         copy = empty_tensor(t._shape, compute, t._device)
-        kernel_for(_COPY, t._device, compute)(copy, t)
+        _launch.copy(copy, t)
         t = copy
     shape = t._shape if _batched(t, geo) else (1, *t._shape)
     if geo.spatial == 1:
@@ -127,14 +118,14 @@ def _channels_first(t: Tensor) -> Tensor:
     permuted = make_view(
         t, t._offset, (c, n, h, w), (t._strides[1], t._strides[0], *t._strides[2:])
     )
-    kernel_for(_COPY, t._device, t._dtype)(out, permuted)
+    _launch.copy(out, permuted)
     return make_view(out, 0, (c, n * h * w), (n * h * w, 1))
 
 
 def _add_bias(out: Tensor, source: Tensor, bias: Tensor) -> None:
     """out = source + bias over the channel dim (out and source 4-d, any strides)."""
     spread = make_view(bias, bias._offset, out._shape, (0, bias._strides[0], 0, 0))
-    kernel_for(_ADD, out._device, out._dtype)(out, source, spread)
+    _launch.launch_binary(_ADD, out, source, spread, out._dtype)
 
 
 def _to_nchw(product: Tensor, n: int, c: int, out_hw: Pair, bias: Tensor | None) -> Tensor:
@@ -146,7 +137,7 @@ def _to_nchw(product: Tensor, n: int, c: int, out_hw: Pair, bias: Tensor | None)
         return source
     out = empty_tensor(shape, product._dtype, product._device)
     if bias is None:
-        kernel_for(_COPY, out._device, out._dtype)(out, source)
+        _launch.copy(out, source)
     else:
         _add_bias(out, source, bias)
     return out
@@ -160,7 +151,7 @@ def _grouped_product(a: Tensor, b: Tensor) -> Tensor:
         out = empty_tensor((m, n), a._dtype, a._device)
         a2 = make_view(a, a._offset, a._shape[1:], a._strides[1:])
         b2 = make_view(b, b._offset, b._shape[1:], b._strides[1:])
-        kernel_for(names.MM, a._device, a._dtype)(out, a2, b2)
+        mm_kernel(a._device, a._dtype)(out, a2, b2)
         return out
     out = empty_tensor((g, m, n), a._dtype, a._device)
     kernel_for(names.BMM, a._device, a._dtype)(out, a, b)
@@ -220,7 +211,7 @@ def _weight_from(g2: Tensor, cols: Tensor, geo: Geometry, shape: Shape) -> Tenso
     flipped = make_view(product, 0, (groups, c_group, k_group), (k_group * c_group, 1, c_group))
     out = empty_tensor(shape, product._dtype, product._device)
     out_view = make_view(out, 0, flipped._shape, contiguous_strides(flipped._shape))
-    kernel_for(_COPY, out._device, out._dtype)(out_view, flipped)
+    _launch.copy(out_view, flipped)
     return out
 
 
@@ -284,7 +275,7 @@ def _bias(b: Tensor | None, compute: _dtype.dtype) -> Tensor | None:
     if b is None or b._dtype is compute:
         return b
     copy = empty_tensor(b._shape, compute, b._device)
-    kernel_for(_COPY, b._device, compute)(copy, b)
+    _launch.copy(copy, b)
     return copy
 
 
@@ -294,7 +285,7 @@ def _result(y: Tensor, dt: _dtype.dtype, geo: Geometry, batched: bool) -> Tensor
     if y._dtype is dt:
         return make_view(y, y._offset, shape, contiguous_strides(shape))
     out = empty_tensor(shape, dt, y._device)
-    kernel_for(_COPY, y._device, dt)(out, make_view(y, y._offset, shape, out._strides))
+    _launch.copy(out, make_view(y, y._offset, shape, out._strides))
     return out
 
 

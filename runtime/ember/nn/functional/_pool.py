@@ -1,6 +1,7 @@
 """2-d pooling: max_pool2d, avg_pool2d and adaptive_avg_pool2d, with their backward ops.
 
-Each forward and each backward is a device op over contiguous NCHW planes. Forward ops
+Each forward and each backward is a composite op over contiguous NCHW planes: a device's
+own kernel when it registers one, else the composite in _pool_composites.py. Forward ops
 record a node whose formula calls the backward op; the backward ops record too (their
 derivative is the forward pooling, or for max pooling a gather by the saved indices), so
 gradients of every order stay in ember ops. Output sizes, ceil_mode, count_include_pad
@@ -13,40 +14,24 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ember import _dtype
-from ember._dispatch import Op, define, kernel_for
+from ember._dispatch import Kernel, Op
 from ember._errors import DTypeError
-from ember._ops import names
+from ember._ops import _launch, names
 from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record
+from ember.nn.functional import _pool_composites as composites
 
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "max_pool2d"]
 
 Pair = tuple[int, int]
 Shape = tuple[int, ...]
 
-# Kernels take contiguous NCHW tensors; kernel_size, stride, padding (symmetric) and
-# dilation are (h, w) int pairs; the output size is the output's shape (the runtime has
-# applied ceil_mode). float16, float32, float64 unless stated.
-#: max_pool2d(out, indices, x, kernel_size, stride, padding, dilation): indices (int64, out's
-#: shape) hold the flat position y * W + x of each maximum within its plane; NaN wins (the
-#: last NaN of a window); also uint8, int8, int32, int64.
-MAX_POOL2D: Final[Op] = define("max_pool2d")
-#: max_pool2d_backward(grad_input, grad_out, indices): grad_input = 0, then every grad_out
-#: element is added at its index within the plane.
-MAX_POOL2D_BACKWARD: Final[Op] = define("max_pool2d_backward")
-#: avg_pool2d(out, x, kernel_size, stride, padding, count_include_pad, divisor_override):
-#: windows clipped to the padded input; divisor: divisor_override (an int or None), else
-#: the clipped window's size with count_include_pad, else its count of real pixels; also
-#: int64 (summed in int64, divided truncating).
-AVG_POOL2D: Final[Op] = define("avg_pool2d")
-#: avg_pool2d_backward(grad_input, grad_out, kernel_size, stride, padding, count_include_pad,
-#: divisor_override): grad_input = 0, then each grad_out / divisor spread over its window.
-AVG_POOL2D_BACKWARD: Final[Op] = define("avg_pool2d_backward")
-#: adaptive_avg_pool2d(out, x): output (i, j) averages rows [floor(i*H/Ho), ceil((i+1)*H/Ho))
-#: and the columns likewise.
-ADAPTIVE_AVG_POOL2D: Final[Op] = define("adaptive_avg_pool2d")
-#: adaptive_avg_pool2d_backward(grad_input, grad_out): the adjoint of adaptive_avg_pool2d.
-ADAPTIVE_AVG_POOL2D_BACKWARD: Final[Op] = define("adaptive_avg_pool2d_backward")
+MAX_POOL2D: Final = names.MAX_POOL2D
+MAX_POOL2D_BACKWARD: Final = names.MAX_POOL2D_BACKWARD
+AVG_POOL2D: Final = names.AVG_POOL2D
+AVG_POOL2D_BACKWARD: Final = names.AVG_POOL2D_BACKWARD
+ADAPTIVE_AVG_POOL2D: Final = names.ADAPTIVE_AVG_POOL2D
+ADAPTIVE_AVG_POOL2D_BACKWARD: Final = names.ADAPTIVE_AVG_POOL2D_BACKWARD
 
 # PyTorch's scalar type names, used in its "not implemented for" errors.
 _TORCH_NAMES: Final = {
@@ -76,7 +61,7 @@ def max_pool2d(
     x = _images(input)
     out = empty_tensor((*x._shape[:2], *out_hw), x._dtype, x._device)
     indices = empty_tensor(out._shape, _dtype.int64, x._device)
-    kernel_for(MAX_POOL2D, x._device, x._dtype)(out, indices, x, k, s, p, d)
+    _kernel(MAX_POOL2D, x)(out, indices, x, k, s, p, d)
     result, index = _caller_rank(out, input), _caller_rank(indices, input)
     if needs_grad(input):
         record(
@@ -107,7 +92,7 @@ def avg_pool2d(
     x = _images(input)
     out = empty_tensor((*x._shape[:2], *out_hw), x._dtype, x._device)
     args = (k, s, p, bool(count_include_pad), divisor_override)
-    kernel_for(AVG_POOL2D, x._device, x._dtype)(out, x, *args)
+    _kernel(AVG_POOL2D, x)(out, x, *args)
     result = _caller_rank(out, input)
     if needs_grad(input):
         record("AvgPool2DBackward0", _avg_formula, (input,), result, ctx=(input._shape, args))
@@ -140,7 +125,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) 
             )
     x = _images(input)
     out = empty_tensor((*x._shape[:2], *out_hw), x._dtype, x._device)
-    kernel_for(ADAPTIVE_AVG_POOL2D, x._device, x._dtype)(out, x)
+    _kernel(ADAPTIVE_AVG_POOL2D, x)(out, x)
     result = _caller_rank(out, input)
     if needs_grad(input):
         record("AdaptiveAvgPool2DBackward0", _adaptive_formula, (input,), result, ctx=input._shape)
@@ -159,7 +144,7 @@ def _max_pool2d_backward(g: Tensor, indices: Tensor, shape: Shape) -> Tensor:
     """The gradient of max pooling: g scattered (added) to the saved indices."""
     go = _images(g)
     grad_input = empty_tensor((*go._shape[:2], *shape[-2:]), go._dtype, go._device)
-    kernel_for(MAX_POOL2D_BACKWARD, go._device, go._dtype)(grad_input, go, _images(indices))
+    _kernel(MAX_POOL2D_BACKWARD, go)(grad_input, go, _images(indices))
     result = _caller_rank(grad_input, shape)
     if needs_grad(g):
         record("MaxPool2DWithIndicesBackwardBackward0", _max_double, (g,), result, (indices,))
@@ -184,7 +169,7 @@ def _avg_formula(node: Any, g: Tensor) -> Sequence[Tensor | None]:
 def _avg_pool2d_backward(g: Tensor, shape: Shape, args: tuple[Any, ...]) -> Tensor:
     go = _images(g)
     grad_input = empty_tensor((*go._shape[:2], *shape[-2:]), go._dtype, go._device)
-    kernel_for(AVG_POOL2D_BACKWARD, go._device, go._dtype)(grad_input, go, *args)
+    _kernel(AVG_POOL2D_BACKWARD, go)(grad_input, go, *args)
     result = _caller_rank(grad_input, shape)
     if needs_grad(g):
         record("AvgPool2DBackwardBackward0", _avg_double, (g,), result, ctx=(g._shape, args))
@@ -196,7 +181,7 @@ def _avg_double(node: Any, gg: Tensor) -> Sequence[Tensor | None]:
     pooled, args = node.ctx
     x = _images(gg)
     out = empty_tensor((*x._shape[:2], *pooled[-2:]), x._dtype, x._device)
-    kernel_for(AVG_POOL2D, x._device, x._dtype)(out, x, *args)
+    _kernel(AVG_POOL2D, x)(out, x, *args)
     result = _caller_rank(out, pooled)
     if needs_grad(gg):
         record("AvgPool2DBackward0", _avg_formula, (gg,), result, ctx=(gg._shape, args))
@@ -207,7 +192,7 @@ def _adaptive_formula(node: Any, g: Tensor) -> Sequence[Tensor | None]:
     go = _images(g)
     shape: Shape = node.ctx
     grad_input = empty_tensor((*go._shape[:2], *shape[-2:]), go._dtype, go._device)
-    kernel_for(ADAPTIVE_AVG_POOL2D_BACKWARD, go._device, go._dtype)(grad_input, go)
+    _kernel(ADAPTIVE_AVG_POOL2D_BACKWARD, go)(grad_input, go)
     result = _caller_rank(grad_input, shape)
     if needs_grad(g):
         ctx = g._shape[-2:]
@@ -220,6 +205,25 @@ def _adaptive_double(node: Any, gg: Tensor) -> Sequence[Tensor | None]:
     return (adaptive_avg_pool2d(gg, node.ctx),)
 
 
+# -- dispatch ------------------------------------------------------------------------------------
+
+# The composite of each pooling op, for devices that register no kernel of their own.
+_COMPOSITES: Final[dict[Op, Kernel]] = {
+    MAX_POOL2D: composites.max_pool2d,
+    MAX_POOL2D_BACKWARD: composites.max_pool2d_backward,
+    AVG_POOL2D: composites.avg_pool2d,
+    AVG_POOL2D_BACKWARD: composites.avg_pool2d_backward,
+    ADAPTIVE_AVG_POOL2D: composites.adaptive_avg_pool2d,
+    ADAPTIVE_AVG_POOL2D_BACKWARD: composites.adaptive_avg_pool2d_backward,
+}
+
+
+def _kernel(op: Op, t: Tensor) -> Kernel:
+    """The device's own kernel for `op`, else its composite."""
+    fn = op.kernels.get(t._device.type)
+    return _COMPOSITES[op] if fn is None else fn
+
+
 # -- shapes and arguments ------------------------------------------------------------------------
 
 
@@ -227,7 +231,7 @@ def _images(t: Tensor) -> Tensor:
     """`t` as contiguous (planes, 1, H, W): kernels see only a stack of planes."""
     if not t._contiguous:
         copy = empty_tensor(t._shape, t._dtype, t._device)
-        kernel_for(names.COPY, t._device, t._dtype)(copy, t)
+        _launch.copy(copy, t)
         t = copy
     planes = 1
     for size in t._shape[:-2]:

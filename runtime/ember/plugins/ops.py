@@ -1,0 +1,82 @@
+"""The names of the ops a device implements, by kernel family (the registry's keys).
+
+One source of truth: `ember._ops.names` defines the ops from these names, and a plugin
+registers kernels under them (`registry.register(ops.COPY, "mydevice", kernel)`). The
+signature of each family is in `ember.plugins.sdk` (`CopyKernel`, `BinaryKernel`, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ADAPTIVE_AVG_POOL2D", "ADAPTIVE_AVG_POOL2D_BACKWARD", "ARANGE", "ARGMAX", "ARGMIN",
+    "AVG_POOL2D", "AVG_POOL2D_BACKWARD", "BINARY", "BINARY_ARITHMETIC", "BINARY_COMPARISON",
+    "BMM", "COL2IM", "COPY", "CUMSUM", "FILL", "GATHER", "IM2COL", "INDEX_PUT", "INDEX_SELECT",
+    "LOGSUMEXP", "LOG_SOFTMAX", "MAX_DIM", "MAX_POOL2D", "MAX_POOL2D_BACKWARD", "MEAN", "MIN_DIM",
+    "MM", "NONZERO", "NORMAL", "RANDOM", "RANDPERM", "REDUCTIONS", "SCATTER", "SCATTER_ADD",
+    "SOFTMAX", "STD", "TAKE", "UNARY", "UNARY_COMPOSITES", "UNARY_PRIMITIVES", "UNIFORM", "VAR",
+    "WHERE",
+]  # fmt: skip
+
+# -- memory: CopyKernel, FillKernel; arange_(out: Tensor, start, step) -------------------
+COPY: Final = "copy_"
+FILL: Final = "fill_"
+ARANGE: Final = "arange_"
+
+# -- elementwise: UnaryKernel, BinaryKernel, WhereKernel --------------------------------
+UNARY_PRIMITIVES: Final = (
+    "neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf",
+    "floor", "ceil", "round", "trunc",
+)  # fmt: skip
+#: composites with a generic formula; a device may register a fused UnaryKernel.
+UNARY_COMPOSITES: Final = ("sign", "rsqrt", "reciprocal", "sigmoid", "relu", "gelu")
+UNARY: Final = UNARY_PRIMITIVES + UNARY_COMPOSITES
+BINARY_ARITHMETIC: Final = (
+    "add", "sub", "mul", "div", "floor_divide", "trunc_divide", "remainder", "fmod", "pow",
+    "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor",
+)  # fmt: skip
+BINARY_COMPARISON: Final = (
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+)  # fmt: skip
+BINARY: Final = BINARY_ARITHMETIC + BINARY_COMPARISON
+WHERE: Final = "where"
+
+# -- reductions and scans: ReductionKernel ----------------------------------------------
+REDUCTIONS: Final = ("sum", "prod", "amax", "amin", "any", "all")
+ARGMAX: Final = "argmax"
+ARGMIN: Final = "argmin"
+CUMSUM: Final = "cumsum"
+
+# -- tensor-level families (see ember._ops.names for each signature) --------------------
+MM: Final = "mm"
+BMM: Final = "bmm"
+INDEX_SELECT: Final = "index_select"
+GATHER: Final = "gather"
+SCATTER: Final = "scatter_"
+SCATTER_ADD: Final = "scatter_add_"
+TAKE: Final = "take"
+INDEX_PUT: Final = "index_put_"
+NONZERO: Final = "nonzero"
+UNIFORM: Final = "uniform_"
+NORMAL: Final = "normal_"
+RANDOM: Final = "random_"
+RANDPERM: Final = "randperm_"
+IM2COL: Final = "im2col"
+COL2IM: Final = "col2im"
+MAX_POOL2D: Final = "max_pool2d"
+MAX_POOL2D_BACKWARD: Final = "max_pool2d_backward"
+AVG_POOL2D: Final = "avg_pool2d"
+AVG_POOL2D_BACKWARD: Final = "avg_pool2d_backward"
+ADAPTIVE_AVG_POOL2D: Final = "adaptive_avg_pool2d"
+ADAPTIVE_AVG_POOL2D_BACKWARD: Final = "adaptive_avg_pool2d_backward"
+
+# -- composites a device may override with a fused, tensor-level kernel -----------------
+SOFTMAX: Final = "softmax"
+LOG_SOFTMAX: Final = "log_softmax"
+MEAN: Final = "mean"
+VAR: Final = "var"
+STD: Final = "std"
+LOGSUMEXP: Final = "logsumexp"
+MAX_DIM: Final = "max_dim"
+MIN_DIM: Final = "min_dim"
