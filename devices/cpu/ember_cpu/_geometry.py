@@ -1,20 +1,39 @@
-"""Helpers the kernel families share to hand a tensor's geometry to the C side.
+"""Helpers the kernel families share to hand geometry to the C side.
 
-Each family keeps its own `Scratch` array of shapes and strides, filled just before a call;
-`address` is a tensor's first element and `check_rank` enforces the C side's EM_MAX_DIMS.
+Planned kernels pack their plan's shape and strides into one int64 buffer
+(`pack_elementwise`, `pack_reduction`); the tensor-level families keep a per-thread
+`Scratch` array of shapes and strides, filled just before a call.
 """
 
 from __future__ import annotations
 
+import struct
 import threading
+from itertools import chain
 from typing import Any, Final
 
-from ember._tensor import Tensor
+from ember.plugins.sdk import ElementwisePlan, ReductionPlan, Tensor
 from ember_cpu._lib import ffi
 
-__all__ = ["MAX_DIMS", "Scratch", "address", "check_rank"]
+__all__ = ["MAX_DIMS", "Scratch", "check_rank", "pack_elementwise", "pack_reduction"]
 
 MAX_DIMS: Final = 16
+
+# _PACK[k](*values) packs k int64 values (the C side rejects more than MAX_DIMS dims).
+_PACK: Final = tuple(struct.Struct(f"{k}q").pack for k in range(5 * 64 + 1))
+
+
+def pack_elementwise(plan: ElementwisePlan) -> bytes:
+    """shape, then each operand's strides (elements), outputs first."""
+    return _PACK[(1 + len(plan.strides)) * plan.ndim](*plan.shape, *chain(*plan.strides))
+
+
+def pack_reduction(plan: ReductionPlan) -> bytes:
+    """The kept dims (sizes, input strides, output strides), then the reduced dims."""
+    return _PACK[3 * (len(plan.kept) + len(plan.reduced))](
+        *plan.kept, *plan.kept_strides, *plan.kept_out_strides,
+        *plan.reduced, *plan.reduced_strides, *plan.reduced_out_strides,
+    )  # fmt: skip
 
 
 class Scratch(threading.local):
@@ -28,14 +47,9 @@ class Scratch(threading.local):
         self.buffer: Any = ffi.new("int64_t[]", size)
 
 
-def address(t: Tensor) -> int:
-    """The address of t's first element."""
-    return t._storage.ptr + t._offset * t._dtype.itemsize
-
-
 def check_rank(t: Tensor, op: str) -> int:
     """t's number of dims, or a RuntimeError past what the cpu device supports."""
-    ndim = len(t._shape)
+    ndim = t.dim()
     if ndim > MAX_DIMS:
         raise RuntimeError(f"{op}: the cpu device supports at most {MAX_DIMS} dims, got {ndim}")
     return ndim

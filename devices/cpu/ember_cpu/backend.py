@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import DeviceBackend
+from ember.plugins.sdk import DeviceBackend
 from ember_cpu._lib import ffi, lib
 
 __all__ = ["CpuBackend"]
@@ -37,7 +37,8 @@ class CpuBackend(DeviceBackend):
         byte_offset: int,
         source: np.ndarray,
         index: int,
-        non_blocking: bool = False,
+        stream: Any,
+        non_blocking: bool,
     ) -> None:
         ffi.memmove(ffi.cast("char*", handle + byte_offset), source, source.nbytes)
 
@@ -47,7 +48,8 @@ class CpuBackend(DeviceBackend):
         byte_offset: int,
         target: np.ndarray,
         index: int,
-        non_blocking: bool = False,
+        stream: Any,
+        non_blocking: bool,
     ) -> None:
         ffi.memmove(target, ffi.cast("char*", handle + byte_offset), target.nbytes)
 

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember._dispatch import KernelRegistry
-from ember._tensor import Tensor
-from ember.nn.functional import _convolution, _pool  # noqa: F401 - they define these ops
-from ember_cpu._geometry import Scratch, address
+from ember.plugins.sdk import KernelRegistry, Tensor
+from ember_cpu._geometry import Scratch
 from ember_cpu._lib import check, lib
 
 __all__ = [
@@ -28,32 +26,32 @@ _scratch = Scratch(18)
 
 
 def _conv_geometry(image: Tensor, cols: Tensor, stride: Pair, padding: Pair, dilation: Pair) -> Any:
-    n, c, h, w = image._shape
-    kh, kw, oh, ow = cols._shape[2:]
+    n, c, h, w = image.shape
+    kh, kw, oh, ow = cols.shape[2:]
     buffer = _scratch.buffer
-    buffer[0:18] = (n, c, h, w, kh, kw, oh, ow, *stride, *padding, *dilation, *cols._strides[:4])
+    buffer[0:18] = (n, c, h, w, kh, kw, oh, ow, *stride, *padding, *dilation, *cols.stride()[:4])
     return buffer
 
 
 def im2col(cols: Tensor, x: Tensor, stride: Pair, padding: Pair, dilation: Pair) -> None:
     """im2col(cols, x, stride, padding, dilation): cols (N, C, kh, kw, Ho, Wo) <- windows of x."""
     geometry = _conv_geometry(x, cols, stride, padding, dilation)
-    lib.em_im2col(x._dtype.itemsize, address(cols), address(x), geometry)
+    lib.em_im2col(x.dtype.itemsize, cols.data_ptr(), x.data_ptr(), geometry)
 
 
 def col2im(x: Tensor, cols: Tensor, stride: Pair, padding: Pair, dilation: Pair) -> None:
     """col2im(x, cols, stride, padding, dilation): x = the sum of cols scattered back."""
     geometry = _conv_geometry(x, cols, stride, padding, dilation)
-    status = lib.em_col2im(x._dtype.index, address(x), address(cols), geometry)
+    status = lib.em_col2im(x.dtype.index, x.data_ptr(), cols.data_ptr(), geometry)
     if status:
         check(status, "col2im")
 
 
 def _pool_geometry(image: Tensor, out: Tensor, kernel: Pair, stride: Pair, padding: Pair,
                    dilation: Pair) -> Any:  # fmt: skip
-    n, c, h, w = image._shape
+    n, c, h, w = image.shape
     buffer = _scratch.buffer
-    buffer[0:13] = (n * c, h, w, *out._shape[2:], *kernel, *stride, *padding, *dilation)
+    buffer[0:13] = (n * c, h, w, *out.shape[2:], *kernel, *stride, *padding, *dilation)
     return buffer
 
 
@@ -61,17 +59,19 @@ def max_pool2d(out: Tensor, indices: Tensor, x: Tensor, kernel_size: Pair, strid
                padding: Pair, dilation: Pair) -> None:  # fmt: skip
     """max_pool2d(out, indices, x, kernel_size, stride, padding, dilation)."""
     geometry = _pool_geometry(x, out, kernel_size, stride, padding, dilation)
-    status = lib.em_max_pool2d(x._dtype.index, address(out), address(indices), address(x), geometry)
+    status = lib.em_max_pool2d(
+        x.dtype.index, out.data_ptr(), indices.data_ptr(), x.data_ptr(), geometry
+    )
     if status:
         check(status, "max_pool2d")
 
 
 def max_pool2d_backward(grad_input: Tensor, grad_out: Tensor, indices: Tensor) -> None:
     """max_pool2d_backward(grad_input, grad_out, indices): scatter-add by plane index."""
-    n, c, h, w = grad_input._shape
-    oh, ow = grad_out._shape[2:]
+    n, c, h, w = grad_input.shape
+    oh, ow = grad_out.shape[2:]
     status = lib.em_max_pool2d_backward(
-        grad_input._dtype.index, address(grad_input), address(grad_out), address(indices),
+        grad_input.dtype.index, grad_input.data_ptr(), grad_out.data_ptr(), indices.data_ptr(),
         n * c, h * w, oh * ow,
     )  # fmt: skip
     if status:
@@ -83,7 +83,12 @@ def avg_pool2d(out: Tensor, x: Tensor, kernel_size: Pair, stride: Pair, padding:
     """avg_pool2d(out, x, kernel_size, stride, padding, count_include_pad, divisor_override)."""
     geometry = _pool_geometry(x, out, kernel_size, stride, padding, (1, 1))
     status = lib.em_avg_pool2d(
-        x._dtype.index, address(out), address(x), geometry, count_include_pad, divisor_override or 0
+        x.dtype.index,
+        out.data_ptr(),
+        x.data_ptr(),
+        geometry,
+        count_include_pad,
+        divisor_override or 0,
     )
     if status:
         check(status, "avg_pool2d")
@@ -95,7 +100,7 @@ def avg_pool2d_backward(grad_input: Tensor, grad_out: Tensor, kernel_size: Pair,
     """avg_pool2d_backward(grad_input, grad_out, kernel_size, stride, padding, ...)."""
     geometry = _pool_geometry(grad_input, grad_out, kernel_size, stride, padding, (1, 1))
     status = lib.em_avg_pool2d_backward(
-        grad_input._dtype.index, address(grad_input), address(grad_out), geometry,
+        grad_input.dtype.index, grad_input.data_ptr(), grad_out.data_ptr(), geometry,
         count_include_pad, divisor_override or 0,
     )  # fmt: skip
     if status:
@@ -103,10 +108,10 @@ def avg_pool2d_backward(grad_input: Tensor, grad_out: Tensor, kernel_size: Pair,
 
 
 def _adaptive(backward: int, image: Tensor, pooled: Tensor, target: Tensor, source: Tensor) -> None:
-    n, c, h, w = image._shape
-    oh, ow = pooled._shape[2:]
+    n, c, h, w = image.shape
+    oh, ow = pooled.shape[2:]
     status = lib.em_adaptive_avg_pool2d(
-        backward, target._dtype.index, address(target), address(source), n * c, h, w, oh, ow
+        backward, target.dtype.index, target.data_ptr(), source.data_ptr(), n * c, h, w, oh, ow
     )
     if status:
         check(status, "adaptive_avg_pool2d")

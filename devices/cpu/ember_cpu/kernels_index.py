@@ -9,10 +9,9 @@ last in the index's row-major order; scatter_add_ and accumulating index_put_ ad
 
 from __future__ import annotations
 
-from ember import _dtype
-from ember._dispatch import KernelRegistry
-from ember._tensor import Tensor, empty_tensor
-from ember_cpu._geometry import MAX_DIMS, Scratch, address, check_rank
+import ember
+from ember.plugins.sdk import KernelRegistry, Tensor
+from ember_cpu._geometry import MAX_DIMS, Scratch, check_rank
 from ember_cpu._lib import check, lib
 
 __all__ = ["gather", "index_put_", "index_select", "nonzero", "register", "scatter_", "take"]
@@ -24,16 +23,16 @@ def index_select(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
     """index_select(out, a, dim, index): out = a with dim re-indexed by a 1-d int64 index."""
     ndim = check_rank(out, "index_select")
     buffer = _scratch.buffer
-    buffer[0 : 3 * ndim] = out._shape + out._strides + a._strides
+    buffer[0 : 3 * ndim] = out.shape + out.stride() + a.stride()
     status = lib.em_index_select(
-        address(out),
-        address(a),
-        address(index),
-        a._dtype.itemsize,
+        out.data_ptr(),
+        a.data_ptr(),
+        index.data_ptr(),
+        a.dtype.itemsize,
         ndim,
         dim,
-        a._shape[dim] if ndim else 1,
-        index._strides[0] if index._shape else 0,
+        a.shape[dim] if ndim else 1,
+        index.stride()[0] if index.shape else 0,
         buffer,
     )
     if status:
@@ -44,15 +43,15 @@ def gather(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
     """gather(out, a, dim, index): out[p] = a[p with dim -> index[p]]; index has out's shape."""
     ndim = check_rank(out, "gather")
     buffer = _scratch.buffer
-    buffer[0 : 4 * ndim] = index._shape + out._strides + index._strides + a._strides
+    buffer[0 : 4 * ndim] = index.shape + out.stride() + index.stride() + a.stride()
     status = lib.em_gather(
-        address(out),
-        address(a),
-        address(index),
-        a._dtype.itemsize,
+        out.data_ptr(),
+        a.data_ptr(),
+        index.data_ptr(),
+        a.dtype.itemsize,
         ndim,
         dim,
-        a._shape[dim] if ndim else 1,
+        a.shape[dim] if ndim else 1,
         buffer,
     )
     if status:
@@ -64,22 +63,21 @@ def _scatter(
 ) -> None:
     ndim = check_rank(index, op)
     if isinstance(src, Tensor):
-        src_strides = src._strides
+        src_strides = src.stride()
     else:  # a Python scalar: a 0-d tensor read with zero strides
         value = src
-        src = empty_tensor((), target._dtype, target._device)
-        src.numpy()[()] = value
+        src = ember.full((), value, dtype=target.dtype, device=target.device)
         src_strides = (0,) * ndim
     buffer = _scratch.buffer
-    buffer[0 : 4 * ndim] = index._shape + target._strides + index._strides + src_strides
+    buffer[0 : 4 * ndim] = index.shape + target.stride() + index.stride() + src_strides
     status = lib.em_scatter(
-        address(target),
-        address(src),
-        address(index),
-        target._dtype.index,
+        target.data_ptr(),
+        src.data_ptr(),
+        index.data_ptr(),
+        target.dtype.index,
         ndim,
         dim,
-        target._shape[dim] if ndim else 1,
+        target.shape[dim] if ndim else 1,
         buffer,
         accumulate,
     )
@@ -103,10 +101,10 @@ def take(out: Tensor, a: Tensor, index: Tensor) -> None:
     a_ndim = check_rank(a, "take")
     buffer = _scratch.buffer
     buffer[0 : 3 * ndim + 2 * a_ndim] = (
-        index._shape + out._strides + index._strides + a._shape + a._strides
+        index.shape + out.stride() + index.stride() + a.shape + a.stride()
     )
     status = lib.em_take(
-        address(out), address(a), address(index), a._dtype.itemsize, ndim, a_ndim, buffer
+        out.data_ptr(), a.data_ptr(), index.data_ptr(), a.dtype.itemsize, ndim, a_ndim, buffer
     )
     if status:
         check(status, "take")
@@ -116,13 +114,13 @@ def index_put_(target: Tensor, index: Tensor, values: Tensor, accumulate: bool) 
     """index_put_(target, index, values, accumulate): target.flatten()[index[i]] (+)= values[i]."""
     ndim = check_rank(target, "index_put_")
     buffer = _scratch.buffer
-    buffer[0 : 2 * ndim] = target._shape + target._strides
+    buffer[0 : 2 * ndim] = target.shape + target.stride()
     status = lib.em_index_put(
-        address(target),
-        address(index),
-        address(values),
-        target._dtype.index,
-        index._shape[0] if index._shape else 1,
+        target.data_ptr(),
+        index.data_ptr(),
+        values.data_ptr(),
+        target.dtype.index,
+        index.shape[0] if index.shape else 1,
         1 if accumulate else 0,
         ndim,
         buffer,
@@ -135,12 +133,12 @@ def nonzero(a: Tensor) -> Tensor:
     """nonzero(a): a new int64 tensor (n, a.ndim) of the non-zero positions, row-major."""
     ndim = check_rank(a, "nonzero")
     buffer = _scratch.buffer
-    buffer[0 : 2 * ndim] = a._shape + a._strides
-    dt = a._dtype.index
-    a_ptr = address(a)
+    buffer[0 : 2 * ndim] = a.shape + a.stride()
+    dt = a.dtype.index
+    a_ptr = a.data_ptr()
     count = lib.em_count_nonzero(dt, a_ptr, ndim, buffer)
-    out = empty_tensor((count, ndim), _dtype.int64, a._device)
-    lib.em_nonzero(dt, out._storage.ptr, a_ptr, ndim, buffer, count)
+    out = ember.empty((count, ndim), dtype=ember.int64, device=a.device)
+    lib.em_nonzero(dt, out.data_ptr(), a_ptr, ndim, buffer, count)
     return out
 
 

@@ -8,8 +8,7 @@ through a buffer.
 
 from __future__ import annotations
 
-from ember._dispatch import KernelRegistry
-from ember._tensor import Tensor
+from ember.plugins.sdk import KernelRegistry, Tensor
 from ember_cpu._geometry import Scratch
 from ember_cpu._lib import check, lib
 
@@ -23,34 +22,32 @@ _bmm = lib.em_bmm
 
 def mm(out: Tensor, a: Tensor, b: Tensor) -> None:
     """mm(out, a, b): out (M, N) = a (M, K) @ b (K, N), any strides."""
-    m, k = a._shape
-    n = b._shape[1]
-    itemsize = a._dtype.itemsize
-    a_ptr = a._storage.ptr + a._offset * itemsize
-    b_ptr = b._storage.ptr + b._offset * itemsize
-    out_ptr = out._storage.ptr + out._offset * itemsize
-    if a._contiguous and b._contiguous and out._contiguous:
-        status = _mm_contiguous(out._dtype.index, out_ptr, a_ptr, b_ptr, m, n, k)
+    m, k = a.shape
+    n = b.shape[1]
+    a_ptr = a.data_ptr()
+    b_ptr = b.data_ptr()
+    out_ptr = out.data_ptr()
+    if a.is_contiguous() and b.is_contiguous() and out.is_contiguous():
+        status = _mm_contiguous(out.dtype.index, out_ptr, a_ptr, b_ptr, m, n, k)
     else:
         buffer = _scratch.buffer
-        buffer[0:13] = (1, m, n, k, 0, *a._strides, 0, *b._strides, 0, *out._strides)
-        status = _bmm(out._dtype.index, out_ptr, a_ptr, b_ptr, buffer)
+        buffer[0:13] = (1, m, n, k, 0, *a.stride(), 0, *b.stride(), 0, *out.stride())
+        status = _bmm(out.dtype.index, out_ptr, a_ptr, b_ptr, buffer)
     if status:
         check(status, "mm")
 
 
 def bmm(out: Tensor, a: Tensor, b: Tensor) -> None:
     """bmm(out, a, b): out (B, M, N) = a (B, M, K) @ b (B, K, N); batch strides may be 0."""
-    batch, m, k = a._shape
-    n = b._shape[2]
-    itemsize = a._dtype.itemsize
+    batch, m, k = a.shape
+    n = b.shape[2]
     buffer = _scratch.buffer
-    buffer[0:13] = (batch, m, n, k, *a._strides, *b._strides, *out._strides)
+    buffer[0:13] = (batch, m, n, k, *a.stride(), *b.stride(), *out.stride())
     status = _bmm(
-        out._dtype.index,
-        out._storage.ptr + out._offset * itemsize,
-        a._storage.ptr + a._offset * itemsize,
-        b._storage.ptr + b._offset * itemsize,
+        out.dtype.index,
+        out.data_ptr(),
+        a.data_ptr(),
+        b.data_ptr(),
         buffer,
     )
     if status:

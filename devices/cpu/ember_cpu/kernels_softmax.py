@@ -9,10 +9,9 @@ layout passes its shape and strides.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
-from ember._dispatch import Kernel, KernelRegistry
-from ember._tensor import Tensor
-from ember.nn.functional import _activation  # noqa: F401 - defines softmax and log_softmax
+from ember.plugins.sdk import KernelRegistry, Tensor
 from ember_cpu._geometry import MAX_DIMS, Scratch, check_rank
 from ember_cpu._lib import check, lib
 
@@ -21,23 +20,25 @@ __all__ = ["register"]
 _scratch = Scratch(3 * MAX_DIMS)
 
 
-def _softmax(name: str, log_out: int) -> Kernel:
+def _softmax(name: str, log_out: int) -> Callable[[Tensor, Tensor, int], None]:
     lastdim = lib.em_softmax_lastdim
     strided = lib.em_softmax
 
     def kernel(out: Tensor, a: Tensor, dim: int) -> None:
-        shape = a._shape
+        shape = a.shape
         ndim = len(shape)
-        a_ptr = a._storage.ptr + a._offset * a._dtype.itemsize
-        out_ptr = out._storage.ptr + out._offset * out._dtype.itemsize
-        if a._contiguous and out._contiguous and dim >= ndim - 1:  # dim last, or a 0-d input
+        a_ptr = a.data_ptr()
+        out_ptr = out.data_ptr()
+        if (
+            a.is_contiguous() and out.is_contiguous() and dim >= ndim - 1
+        ):  # dim last, or a 0-d input
             n = shape[-1] if ndim else 1
-            status = lastdim(log_out, a._dtype.index, out_ptr, a_ptr, math.prod(shape[:-1]), n)
+            status = lastdim(log_out, a.dtype.index, out_ptr, a_ptr, math.prod(shape[:-1]), n)
         else:
             check_rank(a, name)
             buffer = _scratch.buffer
-            buffer[0 : 3 * ndim] = shape + a._strides + out._strides
-            status = strided(log_out, a._dtype.index, out_ptr, a_ptr, ndim, buffer, dim)
+            buffer[0 : 3 * ndim] = shape + a.stride() + out.stride()
+            status = strided(log_out, a.dtype.index, out_ptr, a_ptr, ndim, buffer, dim)
         if status:
             check(status, name)
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ember._dispatch import KernelRegistry
-from ember.plugins import hookimpl
+from ember.plugins.sdk import KernelRegistry, hookimpl
 from ember_cpu import (
     kernels_conv,
     kernels_elementwise,
     kernels_index,
     kernels_linalg,
+    kernels_random,
     kernels_reduce,
     kernels_softmax,
 )
@@ -23,6 +23,7 @@ def ember_devices() -> list[CpuBackend]:
 @hookimpl
 def ember_kernels(registry: KernelRegistry) -> None:
     kernels_elementwise.register(registry)
+    kernels_random.register(registry)
     kernels_reduce.register(registry)
     kernels_linalg.register(registry)
     kernels_index.register(registry)

@@ -1,4 +1,9 @@
-"""Shared helpers of the cpu kernel tests: kernels by name, and tensors in chosen layouts."""
+"""Shared helpers of the cpu kernel tests: kernels by name, and tensors in chosen layouts.
+
+Planned kernels (elementwise, reductions, scans) take storages and a plan; `kernel(name)`
+gives them a tensor-level face that builds the plan as the runtime does (ember._ops._launch),
+so the tests state operands as tensors and exercise exactly the runtime's calls.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +15,35 @@ import ember
 from ember import _dtype
 from ember._device import device
 from ember._dispatch import OPS
+from ember._ops import _launch
 from ember._tensor import Tensor, empty_tensor, make_view
+from ember.plugins import ops
 
 CPU = device("cpu")
 
 
+def _binary(name: str) -> Any:
+    def call(out: Tensor, a: Any, b: Any) -> None:
+        compute = a._dtype if isinstance(a, Tensor) else b._dtype
+        _launch.launch_binary(OPS[name], out, a, b, compute)
+
+    return call
+
+
 def kernel(name: str) -> Any:
-    """The cpu kernel registered for op `name`."""
+    """The cpu kernel registered for op `name`, called with tensors."""
     ember.zeros(1)  # loads the plugins
-    return OPS[name].kernels["cpu"]
+    op = OPS[name]
+    if name in ops.UNARY:
+        return lambda out, a: _launch.launch_unary(op, out, a)
+    if name in ops.BINARY:
+        return _binary(name)
+    if name in ops.REDUCTIONS:
+        return lambda out, a, dims: _launch.launch_reduction(op, out, a, tuple(dims))
+    if name in (ops.ARGMAX, ops.ARGMIN, ops.CUMSUM):
+        return lambda out, a, dim: _launch.launch_scan(op, out, a, dim)
+    planned = {ops.COPY: _launch.copy, ops.FILL: _launch.fill, ops.WHERE: _launch.launch_where}
+    return planned.get(name, op.kernels["cpu"])
 
 
 def tensor(arr: np.ndarray, layout: str = "contiguous") -> Tensor:

@@ -2,9 +2,9 @@
  *
  * glibc only exposes its vector math (libmvec) under -ffast-math, so a loop calling expf
  * stays scalar. These inline versions are branch-free arithmetic that gcc turns into
- * SIMD code; their accuracy is within 3 ulp of the correctly rounded result, with IEEE
- * behaviour at the edges (NaN propagates, overflow gives inf, underflow gives subnormals
- * then 0).
+ * SIMD code (given -fno-trapping-math, see _build.py); their accuracy is within 3 ulp of
+ * the correctly rounded result, with IEEE behaviour at the edges (NaN propagates,
+ * overflow gives inf, underflow gives subnormals then 0).
  */
 #ifndef EMBER_CPU_ELEMENTWISE_MATH_H
 #define EMBER_CPU_ELEMENTWISE_MATH_H
@@ -109,8 +109,6 @@ static inline float em_erff(float x) {
     return ax < 1.0f || x != x ? small : large;
 }
 
-static inline float em_sigmoidf(float x) { return 1.0f / (1.0f + em_expf(-x)); }
-
 /* tanh (Cephes tanhf): an odd minimax polynomial for |x| < 0.625, else
  * 1 - 2 / (e^{2|x|} + 1) with the sign restored; both computed, one selected. */
 static inline float em_tanhf(float x) {
@@ -125,7 +123,5 @@ static inline float em_tanhf(float x) {
     float large = copysignf(1.0f - 2.0f / (em_expf(2.0f * ax) + 1.0f), x);
     return ax < 0.625f ? small : large;
 }
-
-static inline double em_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 #endif

@@ -24,9 +24,10 @@
  *   randperm_ key_i = x0 << 32 | x1 for i in [0, n); out = the stable argsort of the keys.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-#include "elementwise.h"
+#include "ember_cpu.h"
 
 #define EM_PHILOX_M0 0xD2511F53u
 #define EM_PHILOX_M1 0xCD9E8D57u
@@ -83,17 +84,18 @@ static inline uint64_t bits53(uint32_t hi, uint32_t lo) {
     return (((uint64_t)hi << 32) | lo) >> 11;
 }
 
-/* One loop per (distribution, dtype): VALUE computes `v` from the words x[0..3]. */
+/* One loop per (distribution, dtype) over a contiguous t (the Python side draws into a
+ * contiguous buffer for other layouts): VALUE computes `v` from the words x[0..3]. */
+typedef void (*random_fn)(int64_t n, char* out, const random_params* r);
+
 #define EM_RANDOM_LOOP(NAME, T, VALUE)                                                 \
-    static int NAME(int64_t n, char* const* p, const int64_t* s, int64_t index,        \
-                    const void* ctx) {                                                 \
-        const random_params* r = ctx;                                                  \
+    static void NAME(int64_t n, char* out, const random_params* r) {                   \
+        _Pragma("omp parallel for num_threads(em_threads()) if (n >= EM_PARALLEL_GRAIN)") \
         for (int64_t i = 0; i < n; i++) {                                              \
             uint32_t x[4];                                                             \
-            draw(r, index + i, x);                                                     \
-            *(T*)(p[0] + i * s[0]) = (T)(VALUE);                                       \
+            draw(r, i, x);                                                             \
+            ((T*)out)[i] = (T)(VALUE);                                                 \
         }                                                                              \
-        return 0;                                                                      \
     }
 
 static inline float uniform_f(const random_params* r, float u) {
@@ -124,27 +126,29 @@ static inline int64_t random_int(const random_params* r, const uint32_t* x) {
     uint64_t k = ((uint64_t)x[0] << 32) | x[1];
     return (int64_t)((r->span ? k % r->span : k) + (uint64_t)r->low);
 }
-#define EM_RANDOM_INT_LOOP(CODE, SUF, T, C, U, unused) \
-    EM_RANDOM_LOOP(random_##SUF, T, (T)0.5 != 0 ? (T)random_int(r, x) : (T)random_int(r, x))
-EM_INT_TYPES(EM_RANDOM_INT_LOOP, 0)
-EM_FLOAT_TYPES(EM_RANDOM_INT_LOOP, 0)
 EM_RANDOM_LOOP(random_b, uint8_t, random_int(r, x) != 0)
+EM_RANDOM_LOOP(random_u8, uint8_t, random_int(r, x))
+EM_RANDOM_LOOP(random_i8, int8_t, random_int(r, x))
+EM_RANDOM_LOOP(random_i32, int32_t, random_int(r, x))
+EM_RANDOM_LOOP(random_i64, int64_t, random_int(r, x))
+EM_RANDOM_LOOP(random_f16, em_half, random_int(r, x))
+EM_RANDOM_LOOP(random_f32, float, random_int(r, x))
+EM_RANDOM_LOOP(random_f64, double, random_int(r, x))
 
-static const em_loop uniform_table[8] = {EM_FLOAT_TYPES(EM_ENTRY, uniform)};
-static const em_loop normal_table[8] = {EM_FLOAT_TYPES(EM_ENTRY, normal)};
-static const em_loop random_table[8] = {EM_ALL_TYPES(EM_ENTRY, random)};
+static const random_fn uniform_table[8] = {[5] = uniform_f16, uniform_f32, uniform_f64};
+static const random_fn normal_table[8] = {[5] = normal_f16, normal_f32, normal_f64};
+static const random_fn random_table[8] = {random_b,   random_u8,  random_i8,  random_i32,
+                                          random_i64, random_f16, random_f32, random_f64};
 
-static int run_random(const em_loop* table, int dtype, int ndim, const char* geometry,
-                      intptr_t t, const random_params* params) {
-    if (dtype < 0 || dtype > 7) return em_ew_fail("bad dtype code %d", dtype);
-    if (!table[dtype]) return em_ew_fail("not implemented for dtype %s", em_ew_dtype_names[dtype]);
-    char* base[1] = {(char*)t};
-    const int itemsize[1] = {em_ew_itemsize[dtype]};
-    const int has_strides[1] = {1};
-    em_iter it;
-    if (em_ew_iter_init(&it, 1, ndim, geometry, base, itemsize, has_strides))
-        return EM_STATUS_ERROR;
-    return em_ew_iter_run(&it, table[dtype], params);
+static int run_random(const random_fn* table, int dtype, int64_t n, intptr_t t,
+                      const random_params* params) {
+    if (dtype < 0 || dtype > 7 || !table[dtype]) {
+        snprintf(em_error_message, sizeof em_error_message, "not implemented for dtype code %d",
+                 dtype);
+        return 2;
+    }
+    table[dtype](n, (char*)t, params);
+    return 0;
 }
 
 static random_params make_params(uint64_t seed, uint64_t offset) {
@@ -155,28 +159,28 @@ static random_params make_params(uint64_t seed, uint64_t offset) {
     return params;
 }
 
-int em_uniform(int dtype, int ndim, const char* geometry, intptr_t t, double low, double high,
-               uint64_t seed, uint64_t offset) {
+int em_uniform(int dtype, int64_t n, intptr_t t, double low, double high, uint64_t seed,
+               uint64_t offset) {
     random_params params = make_params(seed, offset);
     params.a = low;
     params.b = high;
-    return run_random(uniform_table, dtype, ndim, geometry, t, &params);
+    return run_random(uniform_table, dtype, n, t, &params);
 }
 
-int em_normal(int dtype, int ndim, const char* geometry, intptr_t t, double mean, double std,
-              uint64_t seed, uint64_t offset) {
+int em_normal(int dtype, int64_t n, intptr_t t, double mean, double std, uint64_t seed,
+              uint64_t offset) {
     random_params params = make_params(seed, offset);
     params.a = mean;
     params.b = std;
-    return run_random(normal_table, dtype, ndim, geometry, t, &params);
+    return run_random(normal_table, dtype, n, t, &params);
 }
 
-int em_random(int dtype, int ndim, const char* geometry, intptr_t t, int64_t low, uint64_t span,
-              uint64_t seed, uint64_t offset) {
+int em_random(int dtype, int64_t n, intptr_t t, int64_t low, uint64_t span, uint64_t seed,
+              uint64_t offset) {
     random_params params = make_params(seed, offset);
     params.low = low;
     params.span = span;
-    return run_random(random_table, dtype, ndim, geometry, t, &params);
+    return run_random(random_table, dtype, n, t, &params);
 }
 
 /* Stable LSD radix sort of (key, index) pairs, 8 bits per pass; a pass whose digit is the
@@ -211,7 +215,9 @@ int em_randperm(int64_t n, intptr_t out, int64_t stride, uint64_t seed, uint64_t
     if (!keys || !idx) {
         free(keys);
         free(idx);
-        return em_ew_fail("out of memory for %lld keys", (long long)n);
+        snprintf(em_error_message, sizeof em_error_message, "out of memory for %lld keys",
+                 (long long)n);
+        return 2;
     }
     random_params params = make_params(seed, offset);
 #pragma omp parallel for if (n >= EM_PARALLEL_GRAIN) schedule(static) num_threads(em_threads())

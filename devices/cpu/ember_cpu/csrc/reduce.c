@@ -1,8 +1,8 @@
 /* Reductions of the CPU device: sum, prod, amax, amin, any, all (argmax, argmin and
  * cumsum, which walk one dim, are in scan.c).
  *
- * A reduction is planned once per call: the kept dims (K) and the reduced dims (R) are
- * separated, sorted by stride and coalesced, then one of two loops runs:
+ * The runtime's ReductionPlan gives the kept dims (K) and the reduced dims (R), each
+ * coalesced and in row-major order; one of two loops runs:
  *   - rows: each output reduces R, whose innermost dim is a (usually contiguous) row;
  *     a single output (a.sum()) is split into chunks across threads;
  *   - columns: when a kept dim is contiguous in the input (sum over dim 0 of a matrix),
@@ -680,39 +680,12 @@ static void finish_plan(plan_t* pl) {
     if (pl->rowlen == 0) pl->rowlen = 1; /* zero reduced elements: no rows at all */
 }
 
-int em_reduce(int op, int in_dt, int out_dt, intptr_t out, intptr_t a, int ndim,
-              const int64_t* geometry, int64_t reduce_mask) {
-    if (ndim > EM_MAX_DIMS) return too_many_dims(ndim);
-    const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
+int em_reduce(int op, int in_dt, int out_dt, intptr_t out, intptr_t a, int nk, int nr,
+              const char* geometry) {
+    if (nk > EM_MAX_DIMS || nr > EM_MAX_DIMS) return too_many_dims(nk > nr ? nk : nr);
     plan_t pl;
     init_plan(&pl, op, in_dt, out_dt, a, out);
-    pl.k.n = pl.r.n = 0;
-    for (int d = 0; d < ndim; d++) {
-        if (shape[d] == 1) continue;
-        dims_t* t = (reduce_mask >> d) & 1 ? &pl.r : &pl.k;
-        t->size[t->n] = shape[d];
-        t->s1[t->n] = sa[d];
-        t->s2[t->n] = (reduce_mask >> d) & 1 ? 0 : so[d];
-        t->n++;
-    }
-    sort_and_coalesce(&pl.k, 1);
-    sort_and_coalesce(&pl.r, 0);
-    finish_plan(&pl);
-    return execute(&pl);
-}
-
-int em_reduce_contiguous(int op, int in_dt, int out_dt, intptr_t out, intptr_t a,
-                         int64_t outer, int64_t inner) {
-    plan_t pl;
-    init_plan(&pl, op, in_dt, out_dt, a, out);
-    pl.k.n = outer == 1 ? 0 : 1;
-    pl.k.size[0] = outer;
-    pl.k.s1[0] = inner;
-    pl.k.s2[0] = 1;
-    pl.r.n = inner == 1 ? 0 : 1;
-    pl.r.size[0] = inner;
-    pl.r.s1[0] = 1;
-    pl.r.s2[0] = 0;
+    load_dims(&pl.r, nr, load_dims(&pl.k, nk, geometry));
     finish_plan(&pl);
     return execute(&pl);
 }

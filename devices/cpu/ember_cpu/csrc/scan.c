@@ -1,7 +1,7 @@
 /* Scans along one dim of the CPU device: argmax, argmin and cumsum.
  *
- * The other dims are sorted by output stride and coalesced; each position of them is one
- * line along `dim`. Contiguous lines are searched a vectorised block at a time (argmax)
+ * The runtime's plan gives the kept dims (coalesced) and the one dim scanned; each kept
+ * position is one line along it. Contiguous lines are searched a vectorised block at a time (argmax)
  * or run sequentially (cumsum); when the lines are strided but a kept dim is contiguous
  * (argmax/cumsum over dim 0 of a matrix), COL_CHUNK lines advance side by side.
  */
@@ -233,20 +233,6 @@ static const arg_row_fn ARG_ROWS[8] = {arg_row_u8, arg_row_u8, arg_row_i8, arg_r
 static const arg_cols_fn ARG_COLS[8] = {arg_cols_u8, arg_cols_u8, arg_cols_i8, arg_cols_i32,
                                         arg_cols_i64, arg_cols_f16, arg_cols_f32, arg_cols_f64};
 
-/* The dims other than `dim` (size 1 dropped), sorted by output stride and coalesced. */
-static void other_dims(dims_t* k, int ndim, const int64_t* shape, const int64_t* s1,
-                       const int64_t* s2, int dim) {
-    k->n = 0;
-    for (int d = 0; d < ndim; d++) {
-        if (d == dim || shape[d] == 1) continue;
-        k->size[k->n] = shape[d];
-        k->s1[k->n] = s1[d];
-        k->s2[k->n] = s2[d];
-        k->n++;
-    }
-    sort_and_coalesce(k, 1);
-}
-
 /* Finds a contiguous (input and output) dim of k to process as side-by-side columns;
  * removes it from k and returns its size and output stride, or returns 0. */
 static int64_t take_column_dim(dims_t* k, int64_t* ostride, int need_out_unit) {
@@ -300,20 +286,14 @@ static void arg_cols_part(void* ctx, int t, int nt) {
     }
 }
 
-int em_argextreme(int is_max, int dt, intptr_t out, intptr_t a, int ndim,
-                  const int64_t* geometry, int dim) {
-    if (ndim > EM_MAX_DIMS) return too_many_dims(ndim);
-    const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
+int em_argextreme(int is_max, int dt, intptr_t out, intptr_t a, int nk, const char* geometry) {
+    if (nk > EM_MAX_DIMS) return too_many_dims(nk);
     arg_t g;
-    g.n = ndim ? shape[dim] : 1;
-    g.s = ndim ? sa[dim] : 0;
-    if (g.n == 0) {
-        strcpy(em_error_message, "cannot perform reduction over a zero-size dimension");
-        return 2;
-    }
-    other_dims(&g.k, ndim, shape, sa, so, dim);
+    dims_t along;
+    load_dims(&along, 1, load_dims(&g.k, nk, geometry));
+    g.n = along.size[0];
+    g.s = along.s1[0];
     int64_t nout = numel(&g.k);
-    if (nout == 0) return 0;
     g.dt = dt;
     g.is_max = is_max;
     g.isz = ITEMSIZE[dt];
@@ -447,21 +427,19 @@ static void scan_cols_part(void* ctx, int t, int nt) {
     }
 }
 
-int em_cumsum(int in_dt, int out_dt, intptr_t out, intptr_t a, int ndim,
-              const int64_t* geometry, int dim) {
-    if (ndim > EM_MAX_DIMS) return too_many_dims(ndim);
-    const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
+int em_cumsum(int in_dt, int out_dt, intptr_t out, intptr_t a, int nk, const char* geometry) {
+    if (nk > EM_MAX_DIMS) return too_many_dims(nk);
     scan_t g;
-    g.n = ndim ? shape[dim] : 1;
-    g.sa = ndim ? sa[dim] : 0;
-    g.so = ndim ? so[dim] : 0;
+    dims_t along;
+    load_dims(&along, 1, load_dims(&g.k, nk, geometry));
+    g.n = along.size[0];
+    g.sa = along.s1[0];
+    g.so = along.s2[0];
     g.in_dt = in_dt;
     g.out_dt = out_dt;
     g.a = (const char*)a;
     g.out = (char*)out;
-    other_dims(&g.k, ndim, shape, sa, so, dim);
     int64_t nout = numel(&g.k), ostride = 0;
-    if (nout == 0 || g.n == 0) return 0;
     g.m = 0;
     if (in_dt == EM_FLOAT32 && out_dt == EM_FLOAT32 && g.sa != 1)
         g.m = take_column_dim(&g.k, &ostride, 1);

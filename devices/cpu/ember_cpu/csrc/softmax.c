@@ -350,6 +350,39 @@ int em_softmax_lastdim(int log_out, int dt, intptr_t out, intptr_t a, int64_t ro
     return 0;
 }
 
+static inline int64_t labs64(int64_t x) { return x < 0 ? -x : x; }
+
+/* Sort by (|key|, |other|) descending, then merge neighbours that address like one dim. */
+static inline void sort_and_coalesce(dims_t* d, int by_s2) {
+    for (int i = 1; i < d->n; i++) {
+        for (int j = i; j > 0; j--) {
+            int64_t ka = by_s2 ? labs64(d->s2[j - 1]) : labs64(d->s1[j - 1]);
+            int64_t kb = by_s2 ? labs64(d->s2[j]) : labs64(d->s1[j]);
+            int64_t oa = by_s2 ? labs64(d->s1[j - 1]) : 0, ob = by_s2 ? labs64(d->s1[j]) : 0;
+            if (ka > kb || (ka == kb && oa >= ob)) break;
+            int64_t t;
+            t = d->size[j]; d->size[j] = d->size[j - 1]; d->size[j - 1] = t;
+            t = d->s1[j]; d->s1[j] = d->s1[j - 1]; d->s1[j - 1] = t;
+            t = d->s2[j]; d->s2[j] = d->s2[j - 1]; d->s2[j - 1] = t;
+        }
+    }
+    int m = 0;
+    for (int i = 0; i < d->n; i++) {
+        if (m > 0 && d->s1[m - 1] == d->s1[i] * d->size[i] &&
+            d->s2[m - 1] == d->s2[i] * d->size[i]) {
+            d->size[m - 1] *= d->size[i];
+            d->s1[m - 1] = d->s1[i];
+            d->s2[m - 1] = d->s2[i];
+        } else {
+            d->size[m] = d->size[i];
+            d->s1[m] = d->s1[i];
+            d->s2[m] = d->s2[i];
+            m++;
+        }
+    }
+    d->n = m;
+}
+
 /* geometry: shape[ndim], a's strides[ndim], out's strides[ndim] (elements). */
 int em_softmax(int log_out, int dt, intptr_t out, intptr_t a, int ndim, const int64_t* geometry,
                int dim) {

@@ -1,5 +1,5 @@
 /* Private helpers of the strided kernels (reduce.c, scan.c, index.c, linalg.c): dims
- * planning, splitting work across OpenMP threads, vector types and accumulator values.
+ * loading, splitting work across OpenMP threads, vector types and accumulator values.
  * Everything is static: each kernel file gets its own copy, nothing is exported.
  */
 #ifndef EMBER_CPU_STRIDED_H
@@ -7,6 +7,7 @@
 
 #include <omp.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ember_cpu.h"
 
@@ -65,37 +66,15 @@ typedef struct {
     int64_t s2[EM_MAX_DIMS]; /* the output's strides (unused for reduced dims) */
 } dims_t;
 
-static inline int64_t labs64(int64_t x) { return x < 0 ? -x : x; }
-
-/* Sort by (|key|, |other|) descending, then merge neighbours that address like one dim. */
-static inline void sort_and_coalesce(dims_t* d, int by_s2) {
-    for (int i = 1; i < d->n; i++) {
-        for (int j = i; j > 0; j--) {
-            int64_t ka = by_s2 ? labs64(d->s2[j - 1]) : labs64(d->s1[j - 1]);
-            int64_t kb = by_s2 ? labs64(d->s2[j]) : labs64(d->s1[j]);
-            int64_t oa = by_s2 ? labs64(d->s1[j - 1]) : 0, ob = by_s2 ? labs64(d->s1[j]) : 0;
-            if (ka > kb || (ka == kb && oa >= ob)) break;
-            int64_t t;
-            t = d->size[j]; d->size[j] = d->size[j - 1]; d->size[j - 1] = t;
-            t = d->s1[j]; d->s1[j] = d->s1[j - 1]; d->s1[j - 1] = t;
-            t = d->s2[j]; d->s2[j] = d->s2[j - 1]; d->s2[j - 1] = t;
-        }
-    }
-    int m = 0;
-    for (int i = 0; i < d->n; i++) {
-        if (m > 0 && d->s1[m - 1] == d->s1[i] * d->size[i] &&
-            d->s2[m - 1] == d->s2[i] * d->size[i]) {
-            d->size[m - 1] *= d->size[i];
-            d->s1[m - 1] = d->s1[i];
-            d->s2[m - 1] = d->s2[i];
-        } else {
-            d->size[m] = d->size[i];
-            d->s1[m] = d->s1[i];
-            d->s2[m] = d->s2[i];
-            m++;
-        }
-    }
-    d->n = m;
+/* n dims from packed int64 geometry (sizes, input strides, output strides; the buffer may
+ * be unaligned); returns where the next dims start. */
+static inline const char* load_dims(dims_t* d, int n, const char* g) {
+    const size_t bytes = sizeof(int64_t) * (size_t)n;
+    d->n = n;
+    memcpy(d->size, g, bytes);
+    memcpy(d->s1, g + bytes, bytes);
+    memcpy(d->s2, g + 2 * bytes, bytes);
+    return g + 3 * bytes;
 }
 
 static inline int64_t numel(const dims_t* d) {
