@@ -18,6 +18,7 @@ import pyopencl as cl
 
 import ember
 from ember_opencl import _launch, _programs, profiling
+from ember_opencl.backend import BACKEND
 
 FLOAT4 = """
 __kernel void add4(__global float4* o, __global const float4* a, __global const float4* b) {
@@ -85,7 +86,7 @@ def build_times(dev: ember.device) -> tuple[float, float]:
     k = _launch.kernel(dev, source, "fresh")
     built = time.perf_counter()
     t = ember.zeros(64, device=dev)
-    _launch.launch(dev, k, (64,), [t._storage.handle], (64,)).wait()
+    _launch.launch(dev, k, (64,), [t.untyped_storage().handle], (64,)).wait()
     return built - start, time.perf_counter() - built
 
 
@@ -95,7 +96,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=10)
     args = parser.parse_args()
     dev = ember.device("opencl:0")
-    print(f"device: {dev._backend.cl_device(0).name}")
+    print(f"device: {BACKEND.cl_device(0).name}")
     reference = hand_written(dev, args.n, args.reps)
     ours = ember_add(dev, args.n, args.reps)
     print(

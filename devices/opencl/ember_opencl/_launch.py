@@ -3,10 +3,10 @@ and the strided-geometry struct.
 
 A kernel module builds its OpenCL C from a template (`cl/*.cl`), specialised by `prelude`
 blocks per dtype, gets the cl.Kernel once through `kernel(...)` and enqueues it with
-`launch(...)` on the current stream of the device. Element offsets (`t._offset`) travel as
-`long` arguments (plain Python ints are packed as C `long`); other scalars as NumPy
-scalars of the kernel parameter's width; strided operands as one `EmGeometry` struct
-passed by value (`geometry(...)`, `GEOMETRY_C`).
+`launch(...)` on the current stream of the device. Element offsets (a plan's `offsets`,
+`t.storage_offset()`) travel as `long` arguments (plain Python ints are packed as C
+`long`); other scalars as NumPy scalars of the kernel parameter's width; strided operands
+as one `EmGeometry` struct passed by value (`geometry(...)`, `GEOMETRY_C`).
 
 The hot path avoids pyopencl's `Kernel.set_arg` for by-value arguments: it costs ~7 µs
 per scalar here (pyopencl tries the memory-object conversion first), while its multi-arg
@@ -26,9 +26,9 @@ from typing import Any, Final
 import numpy as np
 import pyopencl as cl
 
-from ember._stream import _current, current_native, default_stream
+from ember.plugins.sdk import ElementwisePlan, current_native_stream
 from ember_opencl import _programs, profiling
-from ember_opencl.backend import OpenCLBackend
+from ember_opencl.backend import BACKEND
 
 __all__ = [
     "GEOMETRY_C",
@@ -36,6 +36,7 @@ __all__ = [
     "MAX_DIMS",
     "MAX_OPERANDS",
     "Setter",
+    "at",
     "ctype",
     "geometry",
     "global_size_for",
@@ -43,6 +44,7 @@ __all__ = [
     "launch",
     "launcher",
     "mem",
+    "plan_geometry",
     "prelude",
     "queue_for",
     "setter",
@@ -62,18 +64,23 @@ def queue_for(tensor_or_device: Any) -> Any:
     Call it right before enqueueing on the queue (it marks the stream busy for
     `Stream.query`), rather than keeping the queue around.
     """
-    dev = getattr(tensor_or_device, "_device", tensor_or_device)
-    stream = current_native(dev)
+    dev = getattr(tensor_or_device, "device", tensor_or_device)
+    stream = current_native_stream(dev)
     stream.dirty = True
     return stream.queue
+
+
+def at(t: Any) -> tuple[Any, int]:
+    """Tensor `t`'s cl.Buffer and element offset: a kernel's `(buffer, long offset)` pair."""
+    return t.untyped_storage().handle, t.storage_offset()
 
 
 def mem(t: Any) -> Any:
     """The cl.Buffer behind tensor `t`'s storage (a sub-buffer of an allocator block).
 
-    Index it from the tensor's element offset, `t._offset`, passed as a `long`.
+    Index it from the tensor's element offset, `t.storage_offset()`, passed as a `long`.
     """
-    return t._storage.handle
+    return t.untyped_storage().handle
 
 
 # -- kernels ---------------------------------------------------------------------------
@@ -86,8 +93,7 @@ def kernel(device: Any, source: str, name: str, options: str = "") -> Any:
     key = (device, source, name, options)
     k = _kernels.get(key)
     if k is None:
-        backend: OpenCLBackend = device._backend
-        program = _programs.build(backend.context(device.index), source, options)
+        program = _programs.build(BACKEND.context(device.index), source, options)
         k = _kernels[key] = cl.Kernel(program, name)
     return k
 
@@ -203,11 +209,7 @@ def launch(
     On PoCL every new local size compiles the kernel again (~30 ms): give a fixed
     `local_size` (see `LOCAL_SIZE`, `global_size_for`) and bound-check in the kernel.
     """
-    streams = _current.streams  # current_native(device), inlined
-    current = streams.get(id(device)) if streams else None
-    if current is None:
-        current = device._default_stream or default_stream(device)
-    stream = current.native
+    stream = current_native_stream(device)
     # The event isn't kept: holding it until the next launch makes its release (in the
     # host thread, once complete) cost ~2 us per launch on PoCL. `dirty` tells
     # Stream.query to ask the queue with a marker instead.
@@ -251,8 +253,7 @@ def launcher(kinds: str, local_size: tuple[int, ...] | None = None) -> Launcher:
         return found
     set_args = setter(kinds)
     namespace: dict[str, Any] = {
-        "_current": _current,
-        "default_stream": default_stream,
+        "current_native_stream": current_native_stream,
         "profiling": profiling,
         "launch": launch,
         "set_args": set_args,
@@ -269,14 +270,9 @@ def launcher(kinds: str, local_size: tuple[int, ...] | None = None) -> Launcher:
         body = _setter_calls(kinds, "        ")
     source = (
         f"def launch_fast(device, k, global_size{params}):\n"
-        # current_native, inlined
-        "    streams = _current.streams\n"
-        "    current = streams.get(id(device)) if streams else None\n"
-        "    if current is None:\n"
-        "        current = device._default_stream or default_stream(device)\n"
-        "    stream = current.native\n"
         "    if profiling.ACTIVE is not None or 0 in global_size:\n"
         f"        return launch(device, k, global_size, {args}, local_size, set_args)\n"
+        "    stream = current_native_stream(device)\n"
         "    stream.dirty = True\n"
         "    with lock:\n"
         f"{body}"
@@ -344,7 +340,7 @@ def prelude(dtype: Any, prefix: str) -> str:
 
 #: OpenCL C of the geometry struct and the offset helper: `em_offset(g, k, linear)` is the
 #: element offset, for operand k (0 = output), of the element whose row-major index in the
-#: (coalesced) output shape is `linear`; `g` is the EmGeometry kernel argument itself.
+#: (coalesced) shape is `linear`; `g` is the EmGeometry kernel argument itself.
 GEOMETRY_C: Final = f"""
 #define EM_MAX_DIMS {MAX_DIMS}
 #define EM_MAX_OPERANDS {MAX_OPERANDS}
@@ -367,67 +363,43 @@ long em_offset_at(const EmGeometry* g, int k, long linear) {{
 """
 
 _GEOMETRY: Final = struct.Struct(f"{1 + MAX_DIMS + MAX_OPERANDS * MAX_DIMS}q")
-_PADDING: Final = (0,) * (MAX_OPERANDS * MAX_DIMS)
 _geometries: dict[tuple[Any, ...], bytes] = {}
 _GEOMETRY_CACHE_LIMIT: Final = 4096
-
-
-def _coalesce(
-    shape: tuple[int, ...], strides: tuple[tuple[int, ...], ...]
-) -> tuple[list[int], list[list[int]]]:
-    """Drop size-1 dims and merge neighbours that every operand walks as one."""
-    dims: list[int] = []
-    steps: list[list[int]] = [[] for _ in strides]
-    for d, n in enumerate(shape):
-        if n == 1:
-            continue
-        if dims and all(steps[k][-1] == s[d] * n for k, s in enumerate(strides)):
-            dims[-1] *= n
-            for k, s in enumerate(strides):
-                steps[k][-1] = s[d]
-            continue
-        dims.append(n)
-        for k, s in enumerate(strides):
-            steps[k].append(s[d])
-    return dims, steps
 
 
 def _pack_geometry(shape: tuple[int, ...], strides: tuple[tuple[int, ...], ...]) -> bytes:
     if len(strides) > MAX_OPERANDS:
         raise RuntimeError(f"opencl geometry: at most {MAX_OPERANDS} operands, got {len(strides)}")
-    for s in strides:
-        if len(s) != len(shape):
-            raise RuntimeError(
-                f"opencl geometry: strides {list(s)} do not match shape {list(shape)}"
-            )
-    if 0 in shape:
-        dims, steps = [0], [[0] for _ in strides]
-    else:
-        dims, steps = _coalesce(shape, strides)
-    nd = len(dims)
+    nd = len(shape)
     if nd > MAX_DIMS:
         raise RuntimeError(
             f"opencl: {nd} dimensions remain after merging shape {list(shape)}; "
             f"kernels support at most {MAX_DIMS}"
         )
-    pad = MAX_DIMS - nd
-    flat: list[int] = [nd, *dims, *([1] * pad)]
+    pad = (0,) * (MAX_DIMS - nd)
+    flat: list[int] = [nd, *shape, *pad]
     for k in range(MAX_OPERANDS):
-        flat += (*steps[k], *([0] * pad)) if k < len(steps) else _PADDING[:MAX_DIMS]
+        flat += (*strides[k], *pad) if k < len(strides) else (0,) * MAX_DIMS
     return _GEOMETRY.pack(*flat)
 
 
-def geometry(out_shape: tuple[int, ...], *strides_per_operand: tuple[int, ...]) -> bytes:
-    """The `EmGeometry` struct (bytes, passed by value) of an iteration over `out_shape`.
+def geometry(shape: tuple[int, ...], *strides_per_operand: tuple[int, ...]) -> bytes:
+    """The `EmGeometry` struct (bytes, passed by value) of an iteration over `shape`, with
+    one stride tuple (in elements, zero where broadcast) per operand, output first.
 
-    One stride tuple (in elements, zero where broadcast) per operand, output first; dims
-    are coalesced, so up to 16 dims remain after merging. Results are cached.
+    Dims are taken as they are: callers pass a plan's coalesced geometry (`plan_geometry`)
+    or a tensor's own. Results are cached.
     """
-    key = (out_shape, *strides_per_operand)
+    key = (shape, *strides_per_operand)
     packed = _geometries.get(key)
     if packed is None:
-        packed = _pack_geometry(tuple(out_shape), tuple(map(tuple, strides_per_operand)))
+        packed = _pack_geometry(tuple(shape), tuple(map(tuple, strides_per_operand)))
         if len(_geometries) >= _GEOMETRY_CACHE_LIMIT:
             _geometries.clear()
         _geometries[key] = packed
     return packed
+
+
+def plan_geometry(plan: ElementwisePlan) -> bytes:
+    """The `EmGeometry` of a (non-contiguous, so at least 1-d) elementwise plan."""
+    return geometry(plan.shape, *plan.strides)

@@ -1,9 +1,11 @@
-"""Geometry and planning shared by the reduction family of the OpenCL device
+"""Geometry and launches shared by the reduction family of the OpenCL device
 (kernels_reduce.py, kernels_softmax.py and their cl/reduce.cl, scan.cl, softmax.cl).
 
-A call's dims are split into kept and reduced ones, each sorted by input stride and
-coalesced, and passed to the kernels as one `RedGeometry` struct by value. Plans (the
-kernels and launch sizes of one layout) are cached per call site's key.
+The runtime's ReductionPlan splits a call's dims into kept and reduced ones; here each
+list is reordered by input stride (the kernels walk the innermost in-memory dim last,
+which merges a transposed input's dims too) and passed to the kernels as one
+`RedGeometry` struct by value. Launch plans (the kernels and sizes of one layout: chunk
+splits, the column-tile strategy) are cached per call's key.
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
-from ember import _dtype
-from ember._tensor import Tensor
+import ember
+from ember.plugins.sdk import ReductionPlan
 from ember_opencl._launch import LOCAL_SIZE, ctype, global_size_for, kernel, launch
 
 __all__ = [
     "COLUMN_TILE", "GEOMETRY_C", "MIN_CHUNK", "PER_CHUNK", "PER_OUTPUT", "PLANS", "Dim",
-    "Launch", "LineGeometry", "Plan", "coalesce", "enqueue", "line_geometry", "line_plan",
-    "pack", "remember", "sized", "source", "split_count", "vector_load",
+    "Launch", "LineGeometry", "Plan", "coalesce", "dims", "enqueue", "line_geometry",
+    "line_plan", "pack", "plan_key", "remember", "scratch", "sized", "source", "split_count",
+    "vector_load",
 ]  # fmt: skip
 
 MAX_DIMS: Final = 16
@@ -66,6 +69,19 @@ COLUMN_TILE: Final = 256
 Dim = tuple[int, int, int]  # (size, input stride, output stride)
 
 
+def dims(plan: ReductionPlan) -> tuple[list[Dim], list[Dim]]:
+    """The plan's kept and reduced dims as (size, input stride, output stride)."""
+    kept = list(zip(plan.kept, plan.kept_strides, plan.kept_out_strides, strict=True))
+    reduced = zip(plan.reduced, plan.reduced_strides, plan.reduced_out_strides, strict=True)
+    return kept, list(reduced)
+
+
+def plan_key(op: str, device: Any, plan: ReductionPlan) -> tuple[Any, ...]:
+    """The key of a call's launch plan: everything of `plan` but its offsets."""
+    return (op, device, plan.dtypes, plan.kept, plan.kept_strides, plan.kept_out_strides,
+            plan.reduced, plan.reduced_strides, plan.reduced_out_strides)  # fmt: skip
+
+
 def coalesce(dims: list[Dim]) -> list[Dim]:
     """Sort by input stride, outermost first, and merge neighbours walked as one."""
     dims.sort(key=lambda d: (abs(d[1]), abs(d[2])), reverse=True)
@@ -107,16 +123,9 @@ class LineGeometry(NamedTuple):
     n: int  # the walked dim's length
 
 
-def line_geometry(a: Tensor, out: Tensor, dim: int) -> LineGeometry:
-    """RedGeometry of a walk along `dim` of `a` (0-d inputs: one line of one element)."""
-    shape = a._shape
-    kept = [
-        (size, a._strides[d], out._strides[d])
-        for d, size in enumerate(shape)
-        if d != dim and size != 1
-    ]
+def line_geometry(kept: list[Dim], walked: Dim) -> LineGeometry:
+    """RedGeometry of a walk along the dim `walked`, the `kept` dims around it."""
     kept = coalesce(kept)
-    walked = (shape[dim], a._strides[dim], out._strides[dim]) if shape else (1, 0, 0)
     return LineGeometry(pack(kept, [walked]), math.prod(d[0] for d in kept), walked[0])
 
 
@@ -142,10 +151,10 @@ def source(template: str, defines: str) -> str:
     return defines + GEOMETRY_C + text
 
 
-def vector_load(dt: _dtype.dtype) -> str:
+def vector_load(dt: ember.dtype) -> str:
     """An 8-vector load from p[i]: half widens to float8; 64-bit types load as two halves
     (PoCL's vload8 returns a wrong upper half of a double8 or long8 without AVX-512)."""
-    if dt is _dtype.float16:
+    if dt is ember.float16:
         return "vload_half8(0, (p) + (i))"
     if dt.itemsize == 8:
         return f"(({ctype(dt)}8)(vload4(0, (p) + (i)), vload4(0, (p) + (i) + 4)))"
@@ -181,6 +190,13 @@ def enqueue(dev: Any, step: Launch, args: list[Any]) -> None:
     launch(dev, step.kernel, step.global_size, [*args, step.items], step.local_size)
 
 
+def scratch(dev: Any, count: int, dtype: ember.dtype) -> ember.Tensor:
+    """A tensor of `count` elements from the caching allocator (for partial results): once
+    dropped, the in-order queue keeps its block from reuse by later kernels until those
+    enqueued before have run."""
+    return ember.empty(count, dtype=dtype, device=dev)
+
+
 class Plan(NamedTuple):
     """One planned call; `main` writes the output unless the walk is split, when it
     writes `partials` elements of dtype `scratch` that `finish` combines."""
@@ -192,7 +208,7 @@ class Plan(NamedTuple):
     partials: int
     length: int  # reduced positions per output (or the walked dim's length)
     nsplit: int
-    scratch: _dtype.dtype
+    scratch: ember.dtype
 
 
 _PLAN_LIMIT: Final = 4096
@@ -213,7 +229,7 @@ def line_plan(
     text: str,
     names: tuple[str, str, str],
     geo: LineGeometry,
-    scratch: _dtype.dtype,
+    scratch: ember.dtype,
     finish_per_chunk: bool = False,
 ) -> Plan:
     """The plan of a walk along one dim: `names` are the kernels of `text` for one work

@@ -18,9 +18,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from ember import DeviceBackend
-from ember._device import device as _ember_device
-from ember._stream import current_native
+from ember.plugins.sdk import DeviceBackend
 from ember_opencl import profiling
 
 try:
@@ -31,7 +29,7 @@ except ImportError as error:  # reported by unavailable_reason, never raised at 
 else:
     _IMPORT_ERROR = None
 
-__all__ = ["PLATFORM_ENV", "OpenCLBackend", "OpenCLStream", "select_devices"]
+__all__ = ["BACKEND", "PLATFORM_ENV", "OpenCLBackend", "OpenCLStream", "select_devices"]
 
 PLATFORM_ENV: Final = "EMBER_OPENCL_PLATFORM"
 
@@ -138,7 +136,6 @@ class OpenCLBackend(DeviceBackend):
         self._reason: str | None = None
         self._contexts: dict[int, Any] = {}
         self._streams: dict[int, weakref.WeakSet[OpenCLStream]] = {}
-        self._ember_devices: dict[int, Any] = {}
 
     # -- inventory ----------------------------------------------------------------------
 
@@ -194,13 +191,6 @@ class OpenCLBackend(DeviceBackend):
                     ctx = self._contexts[index] = cl.Context([self.cl_device(index)])
         return ctx
 
-    def _stream_now(self, index: int) -> OpenCLStream:
-        dev = self._ember_devices.get(index)
-        if dev is None:
-            dev = self._ember_devices[index] = _ember_device(self.type, index)
-        stream: OpenCLStream = current_native(dev)
-        return stream
-
     # -- memory -------------------------------------------------------------------------
 
     def allocate(self, nbytes: int, index: int) -> tuple[Any, int]:
@@ -240,11 +230,11 @@ class OpenCLBackend(DeviceBackend):
         byte_offset: int,
         source: np.ndarray,
         index: int,
-        non_blocking: bool = False,
+        stream: OpenCLStream,
+        non_blocking: bool,
     ) -> None:
         if source.nbytes == 0:
             return
-        stream = self._stream_now(index)
         start = time.perf_counter_ns()
         event = cl.enqueue_copy(
             stream.queue, handle, source, dst_offset=byte_offset, is_blocking=not non_blocking
@@ -257,11 +247,11 @@ class OpenCLBackend(DeviceBackend):
         byte_offset: int,
         target: np.ndarray,
         index: int,
-        non_blocking: bool = False,
+        stream: OpenCLStream,
+        non_blocking: bool,
     ) -> None:
         if target.nbytes == 0:
             return
-        stream = self._stream_now(index)
         start = time.perf_counter_ns()
         event = cl.enqueue_copy(
             stream.queue, target, handle, src_offset=byte_offset, is_blocking=not non_blocking
@@ -326,3 +316,7 @@ def _after_copy(
     recorder = profiling.ACTIVE
     if recorder is not None:
         recorder.add(name, start_ns, time.perf_counter_ns(), event)
+
+
+#: The one backend of this process (the plugin returns it; kernels ask it for contexts).
+BACKEND: Final = OpenCLBackend()

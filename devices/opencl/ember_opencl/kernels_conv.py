@@ -13,9 +13,7 @@ import struct
 from importlib import resources
 from typing import Any, Final
 
-from ember._dispatch import KernelRegistry
-from ember._tensor import Tensor
-from ember.nn.functional import _convolution  # noqa: F401 - it defines these ops
+from ember.plugins.sdk import KernelRegistry, Tensor
 from ember_opencl._launch import kernel, launch, mem
 
 __all__ = ["col2im", "im2col", "register"]
@@ -43,30 +41,30 @@ def _kernel(device: Any, name: str, element: str) -> Any:
 
 def _geometry(image: Tensor, cols: Tensor, stride: Pair, padding: Pair, dilation: Pair) -> bytes:
     """The ConvGeometry struct of an (image, cols) pair."""
-    c, h, w = image._shape[1:]
-    kh, kw, oh, ow = cols._shape[2:]
+    c, h, w = image.shape[1:]
+    kh, kw, oh, ow = cols.shape[2:]
     return _GEOMETRY.pack(
-        c, h, w, kh, kw, oh, ow, *stride, *padding, *dilation, *cols._strides[:4],
-        image._offset, cols._offset,
+        c, h, w, kh, kw, oh, ow, *stride, *padding, *dilation, *cols.stride()[:4],
+        image.storage_offset(), cols.storage_offset(),
     )  # fmt: skip
 
 
 def im2col(cols: Tensor, x: Tensor, stride: Pair, padding: Pair, dilation: Pair) -> None:
     """im2col(cols, x, stride, padding, dilation): cols (N, C, kh, kw, Ho, Wo) <- windows of x."""
-    n, c, kh, kw = cols._shape[:4]
-    k = _kernel(x._device, "im2col", _MOVE[x._dtype.itemsize])
+    n, c, kh, kw = cols.shape[:4]
+    k = _kernel(x.device, "im2col", _MOVE[x.dtype.itemsize])
     args = [mem(cols), mem(x), _geometry(x, cols, stride, padding, dilation)]
-    launch(x._device, k, (kh * kw, n * c), args)
+    launch(x.device, k, (kh * kw, n * c), args)
 
 
 def col2im(x: Tensor, cols: Tensor, stride: Pair, padding: Pair, dilation: Pair) -> None:
     """col2im(x, cols, stride, padding, dilation): x = the sum of cols scattered back."""
-    element = _ADD.get(x._dtype.name)
+    element = _ADD.get(x.dtype.name)
     if element is None:
-        raise RuntimeError(f"col2im: the opencl device does not support {x._dtype.name}")
-    n, c, h = x._shape[:3]
+        raise RuntimeError(f"col2im: the opencl device does not support {x.dtype.name}")
+    n, c, h = x.shape[:3]
     args = [mem(x), mem(cols), _geometry(x, cols, stride, padding, dilation)]
-    launch(x._device, _kernel(x._device, "col2im", element), (h, n * c), args)
+    launch(x.device, _kernel(x.device, "col2im", element), (h, n * c), args)
 
 
 def register(registry: KernelRegistry) -> None:

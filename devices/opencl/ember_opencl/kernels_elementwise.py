@@ -1,314 +1,365 @@
-"""Elementwise kernels of the OpenCL device: copy_, fill_, arange_, unary, binary, where.
+"""Elementwise kernels of the OpenCL device: copy_, fill_, unary, binary, where, arange_.
 
-Every kernel is one launch. When all operands are contiguous with the output's shape it
-runs the `contiguous` kernel (EM_VEC consecutive elements per work item, one linear
-index); otherwise the `strided` one, with shape and strides (elements, output first, zero
-where broadcast) in one EmGeometry struct passed by value. Programs are built per
-(op, dtypes) from cl/elementwise.cl on first use and cached (_launch.kernel, on disk too).
-A Python scalar operand travels as a kernel argument, never as a buffer.
+Every op is rendered at run time from the runtime's expression table
+(`ember.plugins.expressions`) into cl/elementwise.cl, one program per (op, dtypes, which
+operands are scalars), built on first use and cached (in memory and on disk). A program
+has two kernels: `contiguous` (EM_VEC consecutive elements per work item, for a plan whose
+`contiguous` flag says a flat loop suffices) and `strided` (one element per work item,
+the plan's coalesced geometry in one EmGeometry struct passed by value). A scalar operand
+travels as a kernel argument, never as a buffer; the runtime has converted it to the
+computation dtype and raised every semantic error, so kernels only compute.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from math import prod
-from typing import Any
+from collections.abc import Callable, Sequence
+from importlib.resources import files
+from typing import Any, Final
 
 import numpy as np
 
-from ember._dispatch import KernelRegistry
-from ember._ops import names
-from ember._tensor import Tensor
-from ember_opencl import _ew_expressions as ex
-from ember_opencl._ew_programs import (
-    BITS,
-    GROUP,
-    KERNELS,
-    LOCAL,
-    Scalar,
-    arange_kernel,
-    binary_kernels,
-    copy_kernels,
-    fill_kernels,
-    groups,
-    has_fp64,
-    items,
-    raise_if_flagged,
-    scalar_to,
-    strides_at,
-    unary_kernels,
-    where_kernels,
+import ember
+from ember.plugins import expressions as ex
+from ember.plugins import ops
+from ember.plugins.sdk import ElementwisePlan, KernelRegistry, Storage, Tensor
+from ember_opencl._launch import (
+    GEOMETRY_C,
+    LOCAL_SIZE,
+    ctype,
+    kernel,
+    launch,
+    launcher,
+    plan_geometry,
+    prelude,
 )
-from ember_opencl._launch import LOCAL_SIZE, geometry, launch, launcher, setter
+from ember_opencl.backend import BACKEND
 
 __all__ = ["register"]
 
-# Argument setters per kernel signature (see _launch.setter): m buffer, l long, v by value.
-# The strided kernels take the EmGeometry struct after the contiguous ones' arguments;
-# kernels that can fail take the error-flag buffer last.
-_SET_UNARY_STRIDED = setter("mlmllv")
-_SET_BINARY_STRIDED = setter("mlmlmllv")
-_SET_BINARY_FLAGGED = setter("mlmlmllm")
-_SET_BINARY_STRIDED_FLAGGED = setter("mlmlmllvm")
-_SET_SCALAR_STRIDED = setter("mlmlvlv")
-_SET_SCALAR_FLAGGED = setter("mlmlvlm")
-_SET_SCALAR_STRIDED_FLAGGED = setter("mlmlvlvm")
-_SET_FILL = setter("mlvl")
-_SET_FILL_STRIDED = setter("mlvlv")
-_SET_ARANGE = setter("mlvvllvl")
-_SET_WHERE = setter("mlmlmlmll")
-_SET_WHERE_STRIDED = setter("mlmlmlmllv")
-# The contiguous kernels of small ops, with their setters and local size built in.
-_LAUNCH_UNARY = launcher("mlmll", LOCAL)
-_LAUNCH_BINARY = launcher("mlmlmll", LOCAL)
-_LAUNCH_SCALAR = launcher("mlmlvl", LOCAL)
+_TEMPLATE: Final = files("ember_opencl").joinpath("cl/elementwise.cl").read_text()
+_VEC: Final = 8  # elements per work item in contiguous kernels (~0.95x of float4 a+b)
+GROUP: Final = LOCAL_SIZE * _VEC  # elements per work-group of a contiguous kernel
+_LOCAL: Final = (LOCAL_SIZE,)
+_BITS: Final = {1: ("uchar", np.uint8), 2: ("ushort", np.uint16), 4: ("uint", np.uint32),
+                8: ("ulong", np.uint64)}  # fmt: skip
+_UNSIGNED_C: Final = {"bool": "uchar", "uint8": "uchar", "int8": "uchar", "int32": "uint"}
+# One rounding, double to half, as the CPU device does (not through float).
+_F16_FROM_DOUBLE: Final = (
+    "#undef P0_STORE\n#define P0_STORE(p, i, v) vstore_half_rte((v), (i), (p))\n"
+)
+
+Convert = Callable[[Any], Any]
+#: An operand of a program: its `prelude` block and, for a scalar, the conversion of the
+#: Python value to the kernel parameter's type (None for a tensor).
+Operand = tuple[str, Convert | None]
 
 
-# --- unary ---------------------------------------------------------------------------------
+class Program:
+    """One rendered program: its two kernels, their launchers, the scalar conversions."""
+
+    __slots__ = ("contiguous", "converts", "run_contiguous", "run_strided", "strided")
+
+    def __init__(self, dev: Any, name: str, operands: Sequence[Operand], params: str, op: str):
+        source, kinds = _render(name, operands, params, op)
+        self.contiguous = kernel(dev, source, f"{name}_contiguous")
+        self.strided = kernel(dev, source, f"{name}_strided")
+        self.run_contiguous = launcher(kinds + "l", _LOCAL)
+        self.run_strided = launcher(kinds + "lv", _LOCAL)
+        self.converts = tuple(convert for _, convert in operands)
 
 
-def _unary_kernel(op: str) -> Callable[[Tensor, Tensor], None]:
-    def run(out: Tensor, a: Tensor) -> None:
-        dev = out._device
-        dtype = a._dtype
-        ks = KERNELS.get((dev.index, "unary", op, dtype)) or unary_kernels(dev, op, dtype)
-        shape = out._shape
-        n = prod(shape)
-        if out._contiguous and a._contiguous and a._shape == shape:
-            args: tuple[Any, ...] = (
-                out._storage.handle,
-                out._offset,
-                a._storage.handle,
-                a._offset,
-                n,
-            )
-            size = ((n + GROUP - 1) // GROUP * LOCAL_SIZE or LOCAL_SIZE,)  # groups(n)
-            _LAUNCH_UNARY(dev, ks[0], size, *args)
+def _render(name: str, operands: Sequence[Operand], params: str, op: str) -> tuple[str, str]:
+    """The OpenCL C of one program, and its kernels' argument kinds (see _launch.setter)."""
+    declared, loads, kinds = [], [], ""
+    for k, (_, convert) in enumerate(operands):
+        const = "const " if k else ""
+        if convert is None:
+            declared.append(f"__global {const}P{k}_T* EM_RESTRICT p{k}, long o{k}")
+            loads.append(f"P{k}_LOAD(p{k}, o{k} + (i{k}))")
+            kinds += "ml"
         else:
-            g = geometry(shape, out._strides, strides_at(a, shape))
-            args = (out._storage.handle, out._offset, a._storage.handle, a._offset, n, g)
-            launch(dev, ks[1], items(n), args, LOCAL, _SET_UNARY_STRIDED)
-
-    run.__name__ = run.__qualname__ = f"opencl_{op}"
-    return run
-
-
-# --- binary --------------------------------------------------------------------------------
-
-
-def _check_scalar(op: str, dtype: Any, scalar: Scalar, side: str) -> None:
-    if dtype.is_floating_point or dtype.name == "bool":
-        return
-    if side == "b" and op in ex.INTEGER_DIVISIONS and scalar == 0:
-        raise RuntimeError("ZeroDivisionError")
-    if side == "b" and op == "pow" and not isinstance(scalar, float) and scalar < 0:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-
-
-def _with_scalar(op: str, out: Tensor, t: Tensor, scalar: Scalar, side: str) -> None:
-    dev = out._device
-    dtype = t._dtype
-    _check_scalar(op, dtype, scalar, side)
-    ks = KERNELS.get((dev.index, "binary", op, dtype, side)) or binary_kernels(dev, op, dtype, side)
-    # A scalar joining a float16 tensor stays in float, the op's math type (PyTorch's rule).
-    value = np.float32(scalar) if dtype.name == "float16" else scalar_to(dtype, scalar)
-    shape = out._shape
-    n = prod(shape)
-    flag = ks[2]
-    if out._contiguous and t._contiguous and t._shape == shape:
-        size = ((n + GROUP - 1) // GROUP * LOCAL_SIZE or LOCAL_SIZE,)  # groups(n)
-        args: tuple[Any, ...] = (
-            out._storage.handle, out._offset, t._storage.handle, t._offset, value, n,
-        )  # fmt: skip
-        if flag is None:
-            _LAUNCH_SCALAR(dev, ks[0], size, *args)
-            return
-        launch(dev, ks[0], size, (*args, flag), LOCAL, _SET_SCALAR_FLAGGED)
-    else:
-        g = geometry(shape, out._strides, strides_at(t, shape))
-        args = (out._storage.handle, out._offset, t._storage.handle, t._offset, value, n, g)
-        if flag is None:
-            launch(dev, ks[1], items(n), args, LOCAL, _SET_SCALAR_STRIDED)
-            return
-        launch(dev, ks[1], items(n), (*args, flag), LOCAL, _SET_SCALAR_STRIDED_FLAGGED)
-    if side == "a":
-        raise_if_flagged(dev, flag)
-
-
-def _binary_kernel(op: str) -> Callable[[Tensor, Scalar | Tensor, Scalar | Tensor], None]:
-    # (device index, dtype) -> the contiguous kernel, once built and if it sets no error
-    # flag: the small ops' hot path, one lookup of a 2-tuple (KERNELS has every kernel).
-    plain: dict[tuple[int, Any], Any] = {}
-
-    def run(out: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> None:
-        if isinstance(a, Tensor) and isinstance(b, Tensor):
-            shape = out._shape
-            if (
-                out._contiguous
-                and a._contiguous
-                and b._contiguous
-                and a._shape == shape
-                and b._shape == shape
-            ):
-                dev = out._device
-                k = plain.get((dev.index, a._dtype))
-                if k is not None:
-                    n = prod(shape)
-                    _LAUNCH_BINARY(
-                        dev, k, ((n + GROUP - 1) // GROUP * LOCAL_SIZE or LOCAL_SIZE,),  # groups(n)
-                        out._storage.handle, out._offset, a._storage.handle, a._offset,
-                        b._storage.handle, b._offset, n,
-                    )  # fmt: skip
-                    return
-        _binary_any(op, plain, out, a, b)
-
-    run.__name__ = run.__qualname__ = f"opencl_{op}"
-    return run
-
-
-def _binary_any(
-    op: str, plain: dict[tuple[int, Any], Any], out: Tensor, a: Tensor | Scalar, b: Tensor | Scalar
-) -> None:
-    """`op` on any operands (the first call of a kernel, strides, scalars, error flags)."""
-    if not isinstance(b, Tensor):
-        if not isinstance(a, Tensor):
-            raise TypeError(f"{op}: expected at least one tensor operand")
-        _with_scalar(op, out, a, b, "b")
-        return
-    if not isinstance(a, Tensor):
-        _with_scalar(op, out, b, a, "a")
-        return
-    dev = out._device
-    dtype = a._dtype
-    ks = KERNELS.get((dev.index, "binary", op, dtype, "")) or binary_kernels(dev, op, dtype)
-    shape = out._shape
-    n = prod(shape)
-    flag = ks[2]
-    if flag is None:
-        plain[(dev.index, dtype)] = ks[0]
-    if out._contiguous and a._contiguous and b._contiguous and a._shape == shape == b._shape:
-        size = groups(n)
-        args: tuple[Any, ...] = (
-            out._storage.handle, out._offset, a._storage.handle, a._offset,
-            b._storage.handle, b._offset, n,
-        )  # fmt: skip
-        if flag is None:
-            _LAUNCH_BINARY(dev, ks[0], size, *args)
-            return
-        launch(dev, ks[0], size, (*args, flag), LOCAL, _SET_BINARY_FLAGGED)
-    else:
-        g = geometry(shape, out._strides, strides_at(a, shape), strides_at(b, shape))
-        args = (
-            out._storage.handle, out._offset, a._storage.handle, a._offset,
-            b._storage.handle, b._offset, n, g,
-        )  # fmt: skip
-        if flag is None:
-            launch(dev, ks[1], items(n), args, LOCAL, _SET_BINARY_STRIDED)
-            return
-        launch(dev, ks[1], items(n), (*args, flag), LOCAL, _SET_BINARY_STRIDED_FLAGGED)
-    raise_if_flagged(dev, flag)
-
-
-# --- memory --------------------------------------------------------------------------------
-
-
-def copy_(dst: Tensor, src: Tensor) -> None:
-    """dst[...] = src[...], converting dtype; src broadcasts to dst's shape."""
-    dev = dst._device
-    ks = KERNELS.get((dev.index, "copy", dst._dtype, src._dtype)) or copy_kernels(
-        dev, dst._dtype, src._dtype
+            declared.append(f"P{k}_C s{k}")
+            loads.append(f"s{k}")
+            kinds += "v"
+    inputs = "".join(f"const P{k}_C x{k} = {loads[k]}; " for k in range(1, len(operands)))
+    xs = ", ".join(f"x{k}" for k in range(1, len(operands)))
+    defines = "".join(block for block, _ in operands) + (
+        f"#define EM_NAME {name}_\n#define EM_VEC {_VEC}\n#define EM_OPERANDS {len(operands)}\n"
+        f"#define EM_PARAMS {', '.join(declared)}\n#define EM_OP({params}) {op}\n"
+        f"#define EM_STEP(i0, i1, i2, i3) {{ {inputs}P0_STORE(p0, o0 + (i0), EM_OP({xs})); }}\n"
     )
-    shape = dst._shape
-    n = prod(shape)
-    if dst._contiguous and src._contiguous and src._shape == shape:
-        args: tuple[Any, ...] = (
-            dst._storage.handle,
-            dst._offset,
-            src._storage.handle,
-            src._offset,
-            n,
+    return f"{ex.PRELUDE}{GEOMETRY_C}{defines}{_TEMPLATE}", kinds
+
+
+def _prelude(dtype: Any, k: int) -> str:
+    return prelude(dtype, f"P{k}")
+
+
+def _bits(itemsize: int, k: int) -> str:
+    """A prelude that moves elements of `itemsize` bytes as unsigned bits."""
+    c = _BITS[itemsize][0]
+    return (
+        f"#define P{k}_T {c}\n#define P{k}_C {c}\n"
+        f"#define P{k}_LOAD(p, i) ((p)[i])\n#define P{k}_STORE(p, i, v) ((p)[i] = (v))\n"
+    )
+
+
+def _scalar(dtype: Any) -> Convert:
+    """A Python scalar of `dtype` as the kernel parameter: float16 stays in float (the
+    op's math type, PyTorch's rule), bool is a uchar."""
+    if dtype is ember.float16:
+        return np.float32
+    if dtype is ember.bool:
+        return np.uint8
+    converted: Convert = dtype.numpy.type
+    return converted
+
+
+def _fill_in(expr: str, dtype: Any) -> str:
+    compute = "float" if dtype is ember.float16 else ctype(dtype)
+    return expr.format(
+        T=compute,
+        U=_UNSIGNED_C.get(dtype.name, "ulong"),
+        S="d" if dtype is ember.float64 else "f",
+        F="" if dtype is ember.float64 else "f",
+    )
+
+
+def _expression(table: dict[str, dict[str, str]], op: str, dtype: Any) -> str:
+    expr = table[op].get(ex.family(dtype.name))
+    if expr is None:
+        raise RuntimeError(f"{op}: not implemented for dtype {dtype.name} on opencl")
+    return _fill_in(expr, dtype)
+
+
+def _items(n: int) -> tuple[int]:
+    return ((n + LOCAL_SIZE - 1) // LOCAL_SIZE * LOCAL_SIZE,)
+
+
+def _enqueue(dev: Any, program: Program, plan: ElementwisePlan, args: tuple[Any, ...]) -> None:
+    """Launch `program` over `plan` with its operands' kernel arguments `args`."""
+    n = plan.numel
+    if plan.contiguous:
+        size = ((n + GROUP - 1) // GROUP * LOCAL_SIZE,)
+        program.run_contiguous(dev, program.contiguous, size, *args, n)
+    else:
+        program.run_strided(dev, program.strided, _items(n), *args, n, plan_geometry(plan))
+
+
+# --- unary and copy_: out = f(a) -------------------------------------------------------------
+
+
+def _run_unary(dev: Any, program: Program, out: Storage, a: Storage, plan: ElementwisePlan) -> None:
+    o = plan.offsets
+    n = plan.numel
+    if plan.contiguous:
+        size = ((n + GROUP - 1) // GROUP * LOCAL_SIZE,)
+        program.run_contiguous(dev, program.contiguous, size, out.handle, o[0], a.handle, o[1], n)
+    else:
+        g = plan_geometry(plan)
+        program.run_strided(dev, program.strided, _items(n), out.handle, o[0], a.handle, o[1], n, g)
+
+
+def _unary(op: str) -> Callable[[Storage, Storage, ElementwisePlan], None]:
+    programs: dict[tuple[int, Any], Program] = {}
+
+    def run(out: Storage, a: Storage, plan: ElementwisePlan) -> None:
+        dev = out.device
+        dtype = plan.dtypes[0]
+        program = programs.get((dev.index, dtype))
+        if program is None:
+            expr = _expression(ex.UNARY, op, dtype)
+            operands = [(_prelude(dtype, 0), None), (_prelude(dtype, 1), None)]
+            program = programs[(dev.index, dtype)] = Program(
+                dev, f"{op}_{dtype.name}", operands, "x", expr
+            )
+        _run_unary(dev, program, out, a, plan)
+
+    run.__name__ = run.__qualname__ = f"opencl_{op}"
+    return run
+
+
+_copies: dict[tuple[int, Any, Any], Program] = {}
+
+
+def _copy_program(dev: Any, dst: Any, src: Any) -> Program:
+    if dst is src:  # same dtype: move the bits, whatever they mean
+        operands: list[Operand] = [(_bits(dst.itemsize, 0), None), (_bits(src.itemsize, 1), None)]
+        expr = "x"
+    else:
+        block = _prelude(dst, 0)
+        if dst is ember.float16 and src is ember.float64:
+            block += _F16_FROM_DOUBLE
+        operands = [(block, None), (_prelude(src, 1), None)]
+        expr = ex.convert(dst.name, src.name, ctype(dst))
+    program = _copies[(dev.index, dst, src)] = Program(
+        dev, f"copy_{dst.name}_from_{src.name}", operands, "x", expr
+    )
+    return program
+
+
+def copy_(dst: Storage, src: Storage, plan: ElementwisePlan) -> None:
+    """dst = src converted from plan.dtypes[1] to plan.dtypes[0]."""
+    dev = dst.device
+    dtypes = plan.dtypes
+    program = _copies.get((dev.index, dtypes[0], dtypes[1])) or _copy_program(dev, *dtypes)
+    _run_unary(dev, program, dst, src, plan)
+
+
+# --- binary: out = f(a, b), a or b possibly a scalar -------------------------------------------
+
+
+def _binary_program(dev: Any, op: str, out: Any, dtype: Any, scalar_at: int) -> Program:
+    operands: list[Operand] = [(_prelude(out, 0), None)]
+    for k in (1, 2):
+        operands.append((_prelude(dtype, k), _scalar(dtype) if k == scalar_at else None))
+    suffix = f"_scalar_{'ab'[scalar_at - 1]}" if scalar_at else ""
+    expr = _expression(ex.BINARY, op, dtype)
+    return Program(dev, f"{op}_{dtype.name}{suffix}", operands, "a, b", expr)
+
+
+def _binary(op: str) -> Callable[[Storage, Any, Any, ElementwisePlan], None]:
+    # (device index, dtype) -> the program of two tensor operands: the small ops' hot path
+    tensors: dict[tuple[int, Any], Program] = {}
+    programs: dict[tuple[int, Any, int], Program] = {}  # every program, by scalar operand
+    storage = Storage
+
+    def run(out: Storage, a: Any, b: Any, plan: ElementwisePlan) -> None:
+        dev = out.device
+        if type(b) is storage and type(a) is storage and plan.contiguous:
+            program = tensors.get((dev.index, plan.dtypes[1]))
+            if program is not None:
+                n = plan.numel
+                o = plan.offsets
+                program.run_contiguous(
+                    dev, program.contiguous, ((n + GROUP - 1) // GROUP * LOCAL_SIZE,),
+                    out.handle, o[0], a.handle, o[1], b.handle, o[2], n,
+                )  # fmt: skip
+                return
+        run_any(dev, out, a, b, plan)
+
+    def run_any(dev: Any, out: Storage, a: Any, b: Any, plan: ElementwisePlan) -> None:
+        o = plan.offsets
+        scalar_at = 2 if type(b) is not storage else 1 if type(a) is not storage else 0
+        key = (dev.index, plan.dtypes[1], scalar_at)
+        program = programs.get(key)
+        if program is None:
+            program = programs[key] = _binary_program(dev, op, plan.dtypes[0], key[1], scalar_at)
+            if not scalar_at:
+                tensors[key[:2]] = program
+        if scalar_at == 0:
+            args: tuple[Any, ...] = (out.handle, o[0], a.handle, o[1], b.handle, o[2])
+        elif scalar_at == 2:
+            args = (out.handle, o[0], a.handle, o[1], program.converts[2](b))  # type: ignore[misc]
+        else:
+            args = (out.handle, o[0], program.converts[1](a), b.handle, o[2])  # type: ignore[misc]
+        _enqueue(dev, program, plan, args)
+
+    run.__name__ = run.__qualname__ = f"opencl_{op}"
+    return run
+
+
+# --- fill_, where ----------------------------------------------------------------------------
+
+_fills: dict[tuple[int, Any], Program] = {}
+
+
+def fill_(dst: Storage, value: Any, plan: ElementwisePlan) -> None:
+    """Every element of dst becomes `value` (of dst's dtype), moved as its bits."""
+    dev = dst.device
+    dtype = plan.dtypes[0]
+    program = _fills.get((dev.index, dtype))
+    if program is None:
+        size = dtype.itemsize
+        numpy_dtype, bits = dtype.numpy, _BITS[size][1]
+
+        def to_bits(v: Any) -> Any:
+            return np.array(v, numpy_dtype).view(bits)[()]
+
+        operands: list[Operand] = [(_bits(size, 0), None), (_bits(size, 1), to_bits)]
+        program = _fills[(dev.index, dtype)] = Program(
+            dev, f"fill_{8 * size}bit", operands, "x", "x"
         )
-        _LAUNCH_UNARY(dev, ks[0], groups(n), *args)
+    _enqueue(dev, program, plan, (dst.handle, plan.offsets[0], program.converts[1](value)))  # type: ignore[misc]
+
+
+_wheres: dict[tuple[int, int], Program] = {}
+
+
+def where(out: Storage, condition: Storage, a: Storage, b: Storage, plan: ElementwisePlan) -> None:
+    """out = condition ? a : b, moved as bits of the element's width."""
+    dev = out.device
+    size = plan.dtypes[0].itemsize
+    program = _wheres.get((dev.index, size))
+    if program is None:
+        operands: list[Operand] = [(_bits(size, 0), None), (_bits(1, 1), None)]
+        operands += [(_bits(size, 2), None), (_bits(size, 3), None)]
+        program = _wheres[(dev.index, size)] = Program(
+            dev, f"where_{8 * size}bit", operands, "c, a, b", "((c) ? (a) : (b))"
+        )
+    o = plan.offsets
+    args = (out.handle, o[0], condition.handle, o[1], a.handle, o[2], b.handle, o[3])
+    _enqueue(dev, program, plan, args)
+
+
+# --- arange_ (a tensor-level kernel) -----------------------------------------------------------
+
+_aranges: dict[tuple[int, Any, bool], Program] = {}
+
+
+def _arange_program(dev: Any, dtype: Any, in_real: bool) -> Program:
+    """Float results, and integer results of float bounds, compute in double where the
+    device has it (as the CPU device does) and truncate; integer bounds of integer
+    results wrap in long."""
+    fp64 = "cl_khr_fp64" in BACKEND.cl_device(dev.index).extensions
+    real = "double" if fp64 else "float"
+    block = _prelude(dtype, 0)
+    if in_real:
+        if dtype is ember.float16 and fp64:
+            block += _F16_FROM_DOUBLE
+        convert: Convert = np.float64 if fp64 else np.float32
+        scalars, cast = (
+            f"#define P1_C {real}\n#define P2_C {real}\n",
+            "" if dtype.is_floating_point else "(long)",
+        )
+        expr = f"{cast}((start) + ({real})i * (step))"
     else:
-        g = geometry(shape, dst._strides, strides_at(src, shape))
-        args = (dst._storage.handle, dst._offset, src._storage.handle, src._offset, n, g)
-        launch(dev, ks[1], items(n), args, LOCAL, _SET_UNARY_STRIDED)
+        convert = np.int64
+        scalars, expr = (
+            "#define P1_C long\n#define P2_C long\n",
+            "(long)((ulong)(start) + (ulong)i * (ulong)(step))",
+        )
+    operands: list[Operand] = [(block + scalars, None), ("", convert), ("", convert)]
+    program = _aranges[(dev.index, dtype, in_real)] = Program(
+        dev, f"arange_{dtype.name}", operands, "start, step", expr
+    )
+    return program
 
 
-def fill_(dst: Tensor, value: Scalar) -> None:
-    """Every element of dst (any strides) becomes value."""
-    dev = dst._device
-    dtype = dst._dtype
-    size = dtype.itemsize
-    ks = KERNELS.get((dev.index, "fill", size)) or fill_kernels(dev, size)
-    bits = np.array(scalar_to(dtype, value)).view(BITS[size])[()]
-    n = prod(dst._shape)
-    if dst._contiguous:
-        args: tuple[Any, ...] = (dst._storage.handle, dst._offset, bits, n)
-        launch(dev, ks[0], groups(n), args, LOCAL, _SET_FILL)
-    else:
-        g = geometry(dst._shape, dst._strides)
-        args = (dst._storage.handle, dst._offset, bits, n, g)
-        launch(dev, ks[1], items(n), args, LOCAL, _SET_FILL_STRIDED)
-
-
-def arange_(out: Tensor, start: Scalar, step: Scalar) -> None:
+def arange_(out: Tensor, start: Any, step: Any) -> None:
     """out[i] = start + i * step for a 1-d contiguous out."""
-    if len(out._shape) != 1 or not out._contiguous:
+    if len(out.shape) != 1 or not out.is_contiguous():
         raise RuntimeError("arange_: expected a 1-d contiguous output")
-    dev = out._device
-    k = arange_kernel(dev, out._dtype)
-    use_int = not isinstance(start, float) and not isinstance(step, float)
-    in_real = not use_int or out._dtype.is_floating_point
-    real = np.float64 if has_fp64(dev) else np.float32
-    n = out._shape[0]
-    args = (
-        out._storage.handle, out._offset, real(start), real(step),
-        int(start) if use_int else 0, int(step) if use_int else 0, np.int32(in_real), n,
-    )  # fmt: skip
-    launch(dev, k, items(n), args, LOCAL, _SET_ARANGE)
+    dev, dtype = out.device, out.dtype
+    in_real = isinstance(start, float) or isinstance(step, float) or dtype.is_floating_point
+    program = _aranges.get((dev.index, dtype, in_real)) or _arange_program(dev, dtype, in_real)
+    n = out.shape[0]
+    start_value, step_value = program.converts[1](start), program.converts[2](step)  # type: ignore[misc]
+    args = [out.untyped_storage().handle, out.storage_offset(), start_value, step_value, n]
+    size = ((n + GROUP - 1) // GROUP * LOCAL_SIZE,)
+    launch(dev, program.contiguous, size, args, _LOCAL)
 
 
-def where(out: Tensor, cond: Tensor, a: Tensor, b: Tensor) -> None:
-    """out = a where cond else b; cond is bool, all broadcast to out's shape."""
-    dev = out._device
-    size = out._dtype.itemsize
-    ks = KERNELS.get((dev.index, "where", size)) or where_kernels(dev, size)
-    shape = out._shape
-    n = prod(shape)
-    handles = (
-        out._storage.handle, out._offset, cond._storage.handle, cond._offset,
-        a._storage.handle, a._offset, b._storage.handle, b._offset, n,
-    )  # fmt: skip
-    if (
-        out._contiguous
-        and cond._contiguous
-        and a._contiguous
-        and b._contiguous
-        and cond._shape == a._shape == b._shape == shape
-    ):
-        launch(dev, ks[0], groups(n), handles, LOCAL, _SET_WHERE)
-    else:
-        g = geometry(
-            shape,
-            out._strides,
-            strides_at(cond, shape),
-            strides_at(a, shape),
-            strides_at(b, shape),
-        )
-        launch(dev, ks[1], items(n), (*handles, g), LOCAL, _SET_WHERE_STRIDED)
-
-
-# --- registration --------------------------------------------------------------------------
+# --- registration ----------------------------------------------------------------------------
 
 
 def register(registry: KernelRegistry) -> None:
     """Register this family's kernels for the opencl device."""
-    for name in names.UNARY:
-        registry.register(name, "opencl", _unary_kernel(name))
-    for name in names.BINARY:
-        registry.register(name, "opencl", _binary_kernel(name))
-    registry.register(names.WHERE.name, "opencl", where)
-    registry.register(names.COPY.name, "opencl", copy_)
-    registry.register(names.FILL.name, "opencl", fill_)
-    registry.register(names.ARANGE.name, "opencl", arange_)
+    for name in ops.UNARY:
+        registry.register(name, "opencl", _unary(name))
+    for name in ops.BINARY:
+        registry.register(name, "opencl", _binary(name))
+    registry.register(ops.WHERE, "opencl", where)
+    registry.register(ops.COPY, "opencl", copy_)
+    registry.register(ops.FILL, "opencl", fill_)
+    registry.register(ops.ARANGE, "opencl", arange_)

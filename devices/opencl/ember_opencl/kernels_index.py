@@ -15,16 +15,15 @@ from __future__ import annotations
 import struct
 from functools import cache
 from importlib import resources
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import numpy as np
 
-from ember import _dtype
-from ember._dispatch import KernelRegistry, kernel_for
-from ember._ops import names
-from ember._tensor import Tensor, empty_tensor
-from ember_opencl._launch import GEOMETRY_C, MAX_DIMS, ctype, geometry, kernel, launch, mem
-from ember_opencl.backend import OpenCLBackend
+import ember
+from ember.plugins import ops
+from ember.plugins.sdk import KernelRegistry, Tensor, current_native_stream
+from ember_opencl._launch import GEOMETRY_C, MAX_DIMS, at, ctype, geometry, kernel, launch, mem
+from ember_opencl.backend import BACKEND
 
 __all__ = [
     "gather",
@@ -40,8 +39,8 @@ __all__ = [
 _TEMPLATE: Final = (resources.files("ember_opencl") / "cl" / "index.cl").read_text()
 _MOVE: Final = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}  # plain copies by item size
 _SHAPE: Final = struct.Struct(f"{1 + 2 * MAX_DIMS}q")  # EmShape in cl/index.cl
-_WIDE: Final = (_dtype.int64.index, _dtype.float64.index)
-_SUBWORD: Final = tuple(d.index for d in (_dtype.bool, _dtype.uint8, _dtype.int8, _dtype.float16))
+_WIDE: Final = (ember.int64.index, ember.float64.index)
+_SUBWORD: Final = tuple(d.index for d in (ember.bool, ember.uint8, ember.int8, ember.float16))
 _GRID: Final = 1 << 20  # most work items per launch; kernels loop past it
 _SERIAL_PUT: Final = 4096  # index_put_ up to this many values: one work item, no claim pass
 _CHUNK: Final = 256  # nonzero: fewest positions per chunk
@@ -62,15 +61,15 @@ def _source(move: str, element: str, dtype_code: int, atomic: bool, accumulate: 
 
 def _mover(t: Tensor, name: str) -> Any:
     """Kernel `name` that moves elements of t's item size without looking at them."""
-    move = _MOVE[t._dtype.itemsize]
-    return kernel(t._device, _source(move, move, -1, False, False), name)
+    move = _MOVE[t.dtype.itemsize]
+    return kernel(t.device, _source(move, move, -1, False, False), name)
 
 
 def _typed(t: Tensor, name: str, atomic: bool = False, accumulate: bool = False) -> Any:
     """Kernel `name` specialised for t's dtype (accumulation and nonzero)."""
-    dt = t._dtype
+    dt = t.dtype
     source = _source(_MOVE[dt.itemsize], ctype(dt), dt.index, atomic, accumulate)
-    return kernel(t._device, source, name)
+    return kernel(t.device, source, name)
 
 
 def _count(shape: tuple[int, ...]) -> int:
@@ -107,7 +106,7 @@ def _flat_shape(shape: tuple[int, ...], strides: tuple[int, ...], merge: bool) -
 def _overlaps_itself(t: Tensor) -> bool:
     """True unless t's elements provably sit at distinct addresses (strides are >= 0)."""
     reach = 0
-    for s, n in sorted((s, n) for n, s in zip(t._shape, t._strides, strict=True) if n > 1):
+    for s, n in sorted((s, n) for n, s in zip(t.shape, t.stride(), strict=True) if n > 1):
         if s <= reach:
             return True
         reach += s * (n - 1)
@@ -115,7 +114,7 @@ def _overlaps_itself(t: Tensor) -> bool:
 
 
 def _has_int64_atomics(t: Tensor) -> bool:
-    return _int64_atomics(cast(OpenCLBackend, t._device._backend).cl_device(t._device.index))
+    return _int64_atomics(BACKEND.cl_device(t.device.index))
 
 
 @cache
@@ -129,51 +128,49 @@ def _int64_atomics(cl_device: Any) -> bool:
 def _run_gather(
     out: Tensor, a: Tensor, index: Tensor, dim: int, index_strides: tuple[int, ...]
 ) -> None:
-    shape = out._shape or (1,)
-    a_strides = list(a._strides or (0,))
+    shape = out.shape or (1,)
+    a_strides = list(a.stride() or (0,))
     dstride = a_strides[dim]
     a_strides[dim] = 0
     n = _count(shape)
-    g = geometry(shape, out._strides or (0,), index_strides, tuple(a_strides))
-    args = [mem(out), _i64(out._offset), mem(index), _i64(index._offset), mem(a), _i64(a._offset)]
-    launch(out._device, _mover(out, "em_gather"), _grid(n), [*args, _i64(dstride), g, _i64(n)])
+    g = geometry(shape, out.stride() or (0,), index_strides, tuple(a_strides))
+    args = [*at(out), *at(index), *at(a)]
+    launch(out.device, _mover(out, "em_gather"), _grid(n), [*args, _i64(dstride), g, _i64(n)])
 
 
 def index_select(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
     """index_select(out, a, dim, index): out = a with dim re-indexed by a 1-d int64 index."""
-    ndim = max(len(out._shape), 1)
-    step = index._strides[0] if index._shape else 0
+    ndim = max(len(out.shape), 1)
+    step = index.stride()[0] if index.shape else 0
     index_strides = tuple(step if d == dim else 0 for d in range(ndim))
     _run_gather(out, a, index, dim, index_strides)
 
 
 def gather(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
     """gather(out, a, dim, index): out[p] = a[p with dim -> index[p]]; index has out's shape."""
-    _run_gather(out, a, index, dim, index._strides or (0,))
+    _run_gather(out, a, index, dim, index.stride() or (0,))
 
 
 def take(out: Tensor, a: Tensor, index: Tensor) -> None:
     """take(out, a, index): out[p] = a.flatten()[index[p]] (row-major order of a's shape)."""
-    shape = index._shape or (1,)
+    shape = index.shape or (1,)
     n = _count(shape)
-    g = geometry(shape, out._strides or (0,), index._strides or (0,))
-    flat = _flat_shape(a._shape, a._strides, merge=True)
-    args = [mem(out), _i64(out._offset), mem(index), _i64(index._offset), mem(a), _i64(a._offset)]
-    launch(out._device, _mover(out, "em_take"), _grid(n), [*args, g, flat, _i64(n)])
+    g = geometry(shape, out.stride() or (0,), index.stride() or (0,))
+    flat = _flat_shape(a.shape, a.stride(), merge=True)
+    args = [*at(out), *at(index), *at(a)]
+    launch(out.device, _mover(out, "em_take"), _grid(n), [*args, g, flat, _i64(n)])
 
 
 # -- scatter_, scatter_add_ -------------------------------------------------------------
 
 
 def _scatter(accumulate: bool, target: Tensor, dim: int, index: Tensor, src: Any) -> None:
-    dev = target._device
+    dev = target.device
     if not isinstance(src, Tensor):  # a Python scalar: a 0-d tensor read with zero strides
-        value = empty_tensor((), target._dtype, dev)
-        kernel_for(names.FILL, dev, target._dtype)(value, src)
-        src = value
-    shape = index._shape or (1,)
-    t_strides, i_strides = target._strides or (0,), index._strides or (0,)
-    s_strides = src._strides if len(src._strides) == len(shape) else (0,) * len(shape)
+        src = ember.full((), src, dtype=target.dtype, device=dev)
+    shape = index.shape or (1,)
+    t_strides, i_strides = target.stride() or (0,), index.stride() or (0,)
+    s_strides = src.stride() if len(src.stride()) == len(shape) else (0,) * len(shape)
     dstride = t_strides[dim]
     if _overlaps_itself(target):
         # Several elements share an address: only the CPU's full row-major order gives its
@@ -191,8 +188,7 @@ def _scatter(accumulate: bool, target: Tensor, dim: int, index: Tensor, src: Any
         k = _typed(target, "em_scatter", atomic=False, accumulate=True)
     else:
         k = _mover(target, "em_scatter")
-    args = [mem(target), _i64(target._offset), mem(index), _i64(index._offset), mem(src)]
-    args += [_i64(src._offset), _i64(dstride), _i64(length), _i64(steps[0]), _i64(steps[1])]
+    args = [*at(target), *at(index), *at(src), _i64(dstride), _i64(length), *map(_i64, steps)]
     launch(dev, k, grid, [*args, g, _i64(lines)])
 
 
@@ -210,7 +206,7 @@ def scatter_add_(target: Tensor, dim: int, index: Tensor, src: Tensor | complex)
 
 
 def _atomics_usable(target: Tensor) -> bool:
-    code = target._dtype.index
+    code = target.dtype.index
     if code in _WIDE:
         return _has_int64_atomics(target)
     if code in _SUBWORD:
@@ -221,12 +217,11 @@ def _atomics_usable(target: Tensor) -> bool:
 
 def index_put_(target: Tensor, index: Tensor, values: Tensor, accumulate: bool) -> None:
     """index_put_(target, index, values, accumulate): target.flatten()[index[i]] (+)= values[i]."""
-    dev = target._device
-    n = index._shape[0] if index._shape else 1
-    flat = _flat_shape(target._shape, target._strides, merge=True)
-    head = [mem(target), _i64(target._offset), flat]
-    head += [mem(index), _i64(index._offset), _i64(index._strides[0] if index._shape else 0)]
-    head += [mem(values), _i64(values._offset), _i64(values._strides[0] if values._shape else 0)]
+    dev = target.device
+    n = index.shape[0] if index.shape else 1
+    flat = _flat_shape(target.shape, target.stride(), merge=True)
+    head = [*at(target), flat, *at(index), _i64(index.stride()[0] if index.shape else 0)]
+    head += [*at(values), _i64(values.stride()[0] if values.shape else 0)]
     if accumulate:
         atomic = _atomics_usable(target)
         k = _typed(target, "em_put_add", atomic=atomic, accumulate=True)
@@ -236,8 +231,8 @@ def index_put_(target: Tensor, index: Tensor, values: Tensor, accumulate: bool) 
     if n <= _SERIAL_PUT or n >= 1 << 31 or _overlaps_itself(target):
         launch(dev, put, (1,), [*head, _i64(n), mem(index), _i32(1)])  # winner unused
         return
-    positions = _count(target._shape)
-    winner = empty_tensor((positions,), _dtype.int32, dev)
+    positions = _count(target.shape)
+    winner = ember.empty(positions, dtype=ember.int32, device=dev)
     fill, claim = _mover(target, "em_fill_int"), _mover(target, "em_put_claim")
     launch(dev, fill, _grid(positions), [mem(winner), _i32(-1), _i64(positions)])
     launch(dev, claim, _grid(n), [mem(winner), *head[3:6], _i64(n)])
@@ -249,15 +244,15 @@ def index_put_(target: Tensor, index: Tensor, values: Tensor, accumulate: bool) 
 
 def nonzero(a: Tensor) -> Tensor:
     """nonzero(a): a new int64 tensor (n, a.ndim) of the non-zero positions, row-major."""
-    dev, ndim = a._device, len(a._shape)
-    numel = _count(a._shape)
+    dev, ndim = a.device, len(a.shape)
+    numel = _count(a.shape)
     if numel == 0:
-        return empty_tensor((0, ndim), _dtype.int64, dev)
+        return ember.empty((0, ndim), dtype=ember.int64, device=dev)
     chunk = max(_CHUNK, -(-numel // _CHUNKS))
     chunks = -(-numel // chunk)
-    shape = _flat_shape(a._shape, a._strides, merge=False)
-    counts = empty_tensor((chunks + 1,), _dtype.int64, dev)
-    head = [mem(a), _i64(a._offset), shape, _i64(numel), _i64(chunk), _i64(chunks)]
+    shape = _flat_shape(a.shape, a.stride(), merge=False)
+    counts = ember.empty(chunks + 1, dtype=ember.int64, device=dev)
+    head = [*at(a), shape, _i64(numel), _i64(chunk), _i64(chunks)]
     launch(dev, _typed(a, "em_nonzero_count"), (chunks,), [*head, mem(counts)])
     scan = _typed(a, "em_exclusive_scan")
     width = min(_SCAN_WIDTH, chunks)
@@ -265,9 +260,11 @@ def nonzero(a: Tensor) -> Tensor:
     # The one host wait of these kernels: the result's shape is the number of non-zeros,
     # which only the device knows. Read just that number (8 bytes) from the current stream.
     total = np.empty(1, np.int64)
-    dev._backend.copy_to_host(mem(counts), chunks * 8, total, dev.index)
+    BACKEND.copy_to_host(
+        mem(counts), chunks * 8, total, dev.index, current_native_stream(dev), False
+    )
     count = int(total[0])
-    out = empty_tensor((count, ndim), _dtype.int64, dev)
+    out = ember.empty((count, ndim), dtype=ember.int64, device=dev)
     if count and ndim:
         fill = _typed(a, "em_nonzero_fill")
         launch(dev, fill, (chunks,), [*head, mem(counts), mem(out)])
@@ -276,10 +273,10 @@ def nonzero(a: Tensor) -> Tensor:
 
 def register(registry: KernelRegistry) -> None:
     """Register this family's kernels for the opencl device."""
-    registry.register(names.INDEX_SELECT.name, "opencl", index_select)
-    registry.register(names.GATHER.name, "opencl", gather)
-    registry.register(names.SCATTER.name, "opencl", scatter_)
-    registry.register(names.SCATTER_ADD.name, "opencl", scatter_add_)
-    registry.register(names.TAKE.name, "opencl", take)
-    registry.register(names.INDEX_PUT.name, "opencl", index_put_)
-    registry.register(names.NONZERO.name, "opencl", nonzero)
+    registry.register(ops.INDEX_SELECT, "opencl", index_select)
+    registry.register(ops.GATHER, "opencl", gather)
+    registry.register(ops.SCATTER, "opencl", scatter_)
+    registry.register(ops.SCATTER_ADD, "opencl", scatter_add_)
+    registry.register(ops.TAKE, "opencl", take)
+    registry.register(ops.INDEX_PUT, "opencl", index_put_)
+    registry.register(ops.NONZERO, "opencl", nonzero)

@@ -16,14 +16,13 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, replace
 from importlib import resources
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import pyopencl as cl
 
-from ember._dispatch import KernelRegistry
-from ember._tensor import Tensor
+from ember.plugins.sdk import KernelRegistry, Tensor
 from ember_opencl._launch import kernel, launch, mem
-from ember_opencl.backend import OpenCLBackend
+from ember_opencl.backend import BACKEND
 
 __all__ = ["bmm", "mm", "register"]
 
@@ -69,8 +68,7 @@ class _Device:
     __slots__ = ("compute_units", "cpu", "local_bytes")
 
     def __init__(self, device: Any) -> None:
-        backend = cast(OpenCLBackend, device._backend)
-        info = backend.cl_device(device.index)
+        info = BACKEND.cl_device(device.index)
         self.cpu = bool(info.type & cl.device_type.CPU)
         self.compute_units = int(info.max_compute_units)
         self.local_bytes = int(info.local_mem_size)
@@ -99,11 +97,11 @@ def _choose(info: _Device, m: int, n: int, batch: int) -> int:
 
 def _gemm_kernel(out: Tensor, m: int, n: int, batch: int) -> tuple[Any, _Tiling]:
     """The kernel and its tiling for out's device and dtype and the product's size."""
-    device = out._device
+    device = out.device
     info = _devices.get(device)
     if info is None:
         info = _devices[device] = _Device(device)
-    name = out._dtype.name
+    name = out.dtype.name
     choice = _choose(info, m, n, batch) if info.cpu else -1
     key = (device, name, choice)
     found = _kernels.get(key)
@@ -122,30 +120,29 @@ def _gemm_kernel(out: Tensor, m: int, n: int, batch: int) -> tuple[Any, _Tiling]
 def _product(out: Tensor, a: Tensor, b: Tensor, batch: int, sa: tuple[int, ...],
              sb: tuple[int, ...]) -> None:  # fmt: skip
     """out[z] = a[z] @ b[z]: sa and sb are the (batch, row, column) strides."""
-    m, k = a._shape[-2:]
-    n = b._shape[-1]
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
     # Stage along k when it is the operand's unit-stride direction (row-major a,
     # column-major b): contiguous reads on CPUs, coalesced ones on GPUs.
     a_k_fast = sa[2] == 1 and sa[1] != 1
     b_k_fast = sb[1] == 1 and sb[2] != 1
     k_gemm, tiling = _gemm_kernel(out, m, n, batch)
     grid = (-(-n // tiling.tn) * tiling.wx, -(-m // tiling.tm) * tiling.wy, batch)
-    shape = _SHAPE.pack(
-        m, n, k, out._offset, a._offset, b._offset, *sa, *sb, a_k_fast, b_k_fast
-    )  # fmt: skip
+    offsets = (out.storage_offset(), a.storage_offset(), b.storage_offset())
+    shape = _SHAPE.pack(m, n, k, *offsets, *sa, *sb, a_k_fast, b_k_fast)
     args = [mem(out), mem(a), mem(b), shape]
-    launch(out._device, k_gemm, grid, args, (tiling.wx, tiling.wy, 1))
+    launch(out.device, k_gemm, grid, args, (tiling.wx, tiling.wy, 1))
 
 
 def mm(out: Tensor, a: Tensor, b: Tensor) -> None:
     """mm(out, a, b): out (M, N) contiguous = a (M, K) @ b (K, N), any strides."""
-    _product(out, a, b, 1, (0, *a._strides), (0, *b._strides))
+    _product(out, a, b, 1, (0, *a.stride()), (0, *b.stride()))
 
 
 def bmm(out: Tensor, a: Tensor, b: Tensor) -> None:
     """bmm(out, a, b): out (B, M, N) contiguous = a (B, M, K) @ b (B, K, N); batch strides
     may be 0."""
-    _product(out, a, b, a._shape[0], a._strides, b._strides)
+    _product(out, a, b, a.shape[0], a.stride(), b.stride())
 
 
 def register(registry: KernelRegistry) -> None:

@@ -17,10 +17,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from ember._dispatch import KernelRegistry
-from ember._tensor import Tensor
-from ember.nn.functional import _pool  # noqa: F401 - it defines these ops
-from ember_opencl._launch import kernel, launch, mem
+from ember.plugins.sdk import KernelRegistry, Tensor
+from ember_opencl._launch import at, kernel, launch, mem
 
 __all__ = [
     "adaptive_avg_pool2d", "adaptive_avg_pool2d_backward", "avg_pool2d", "avg_pool2d_backward",
@@ -41,60 +39,60 @@ _kernels: dict[tuple[Any, str, str], Any] = {}
 
 def _kernel(t: Tensor, name: str, dtypes: frozenset[str]) -> Any:
     """Kernel `name` for t's device and dtype (one of `dtypes`, as on the CPU device)."""
-    dtype = t._dtype.name
-    key = (t._device, name, dtype)
+    dtype = t.dtype.name
+    key = (t.device, name, dtype)
     k = _kernels.get(key)
     if k is None:
         if dtype not in dtypes:
             raise RuntimeError(f"{name}: the opencl device does not support {dtype}")
-        k = _kernels[key] = kernel(t._device, _SOURCE, name, f"-DEM_{dtype.upper()}")
+        k = _kernels[key] = kernel(t.device, _SOURCE, name, f"-DEM_{dtype.upper()}")
     return k
 
 
 def _window(image: Tensor, out: Tensor, kernel_size: Pair, stride: Pair,
             padding: Pair) -> list[Any]:  # fmt: skip
     """H, W, OH, OW, kernel, stride and padding as kernel arguments."""
-    h, w = image._shape[2:]
-    oh, ow = out._shape[2:]
+    h, w = image.shape[2:]
+    oh, ow = out.shape[2:]
     return [_i64(v) for v in (h, w, oh, ow, *kernel_size, *stride, *padding)]
 
 
 def _planes(t: Tensor) -> int:
-    return t._shape[0] * t._shape[1]
+    return t.shape[0] * t.shape[1]
 
 
 def max_pool2d(out: Tensor, indices: Tensor, x: Tensor, kernel_size: Pair, stride: Pair,
                padding: Pair, dilation: Pair) -> None:  # fmt: skip
     """max_pool2d(out, indices, x, kernel_size, stride, padding, dilation)."""
     k = _kernel(x, "max_pool2d", _FLOATS | _INTEGERS)
-    args = [mem(out), _i64(out._offset), mem(indices), _i64(indices._offset), mem(x),
-            _i64(x._offset), *_window(x, out, kernel_size, stride, padding),
+    args = [*at(out), *at(indices), mem(x),
+            _i64(x.storage_offset()), *_window(x, out, kernel_size, stride, padding),
             _i64(dilation[0]), _i64(dilation[1])]  # fmt: skip
-    launch(x._device, k, (out._shape[2], _planes(out)), args)
+    launch(x.device, k, (out.shape[2], _planes(out)), args)
 
 
 def max_pool2d_backward(grad_input: Tensor, grad_out: Tensor, indices: Tensor) -> None:
     """max_pool2d_backward(grad_input, grad_out, indices): scatter-add by plane index."""
     k = _kernel(grad_input, "max_pool2d_backward", _FLOATS)
     planes = _planes(grad_input)
-    plane_in = grad_input._shape[2] * grad_input._shape[3]
-    plane_out = grad_out._shape[2] * grad_out._shape[3]
+    plane_in = grad_input.shape[2] * grad_input.shape[3]
+    plane_out = grad_out.shape[2] * grad_out.shape[3]
     # Split planes into runs when there are too few planes to occupy the device; each run
     # rescans the plane's indices, so runs stay long.
     splits = max(1, min(-(-_SCAN_ITEMS // max(planes, 1)), plane_in // _SCAN_RUN))
-    args = [mem(grad_input), _i64(grad_input._offset), mem(grad_out), _i64(grad_out._offset),
-            mem(indices), _i64(indices._offset), _i64(plane_in), _i64(plane_out)]  # fmt: skip
-    launch(grad_input._device, k, (splits, planes), args)
+    args = [*at(grad_input), *at(grad_out),
+            *at(indices), _i64(plane_in), _i64(plane_out)]  # fmt: skip
+    launch(grad_input.device, k, (splits, planes), args)
 
 
 def avg_pool2d(out: Tensor, x: Tensor, kernel_size: Pair, stride: Pair, padding: Pair,
                count_include_pad: bool, divisor_override: int | None) -> None:  # fmt: skip
     """avg_pool2d(out, x, kernel_size, stride, padding, count_include_pad, divisor_override)."""
     k = _kernel(x, "avg_pool2d", _FLOATS | _INTEGERS)
-    args = [mem(out), _i64(out._offset), mem(x), _i64(x._offset),
+    args = [*at(out), *at(x),
             *_window(x, out, kernel_size, stride, padding),
             _i32(count_include_pad), _i64(divisor_override or 0)]  # fmt: skip
-    launch(x._device, k, (out._shape[2], _planes(out)), args)
+    launch(x.device, k, (out.shape[2], _planes(out)), args)
 
 
 def avg_pool2d_backward(grad_input: Tensor, grad_out: Tensor, kernel_size: Pair, stride: Pair,
@@ -102,19 +100,19 @@ def avg_pool2d_backward(grad_input: Tensor, grad_out: Tensor, kernel_size: Pair,
                         divisor_override: int | None) -> None:  # fmt: skip
     """avg_pool2d_backward(grad_input, grad_out, kernel_size, stride, padding, ...)."""
     k = _kernel(grad_input, "avg_pool2d_backward", _FLOATS)
-    args = [mem(grad_input), _i64(grad_input._offset), mem(grad_out), _i64(grad_out._offset),
+    args = [*at(grad_input), *at(grad_out),
             *_window(grad_input, grad_out, kernel_size, stride, padding),
             _i32(count_include_pad), _i64(divisor_override or 0)]  # fmt: skip
-    launch(grad_input._device, k, (grad_input._shape[2], _planes(grad_input)), args)
+    launch(grad_input.device, k, (grad_input.shape[2], _planes(grad_input)), args)
 
 
 def _adaptive(name: str, image: Tensor, pooled: Tensor, target: Tensor, source: Tensor) -> None:
-    h, w = image._shape[2:]
-    oh, ow = pooled._shape[2:]
-    args = [mem(target), _i64(target._offset), mem(source), _i64(source._offset),
+    h, w = image.shape[2:]
+    oh, ow = pooled.shape[2:]
+    args = [*at(target), *at(source),
             _i64(h), _i64(w), _i64(oh), _i64(ow)]  # fmt: skip
-    rows = target._shape[2]
-    launch(target._device, _kernel(target, name, _FLOATS), (rows, _planes(target)), args)
+    rows = target.shape[2]
+    launch(target.device, _kernel(target, name, _FLOATS), (rows, _planes(target)), args)
 
 
 def adaptive_avg_pool2d(out: Tensor, x: Tensor) -> None:

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import numpy as np
 import pyopencl as cl
 
-from ember import _dtype
-from ember._dispatch import KernelRegistry
-from ember._ops import names
-from ember._tensor import Tensor, empty_tensor
-from ember_opencl._launch import GEOMETRY_C, ctype, geometry, kernel, launch, mem
-from ember_opencl.backend import OpenCLBackend
+import ember
+from ember.plugins import ops
+from ember.plugins.sdk import KernelRegistry, Tensor
+from ember_opencl._launch import GEOMETRY_C, at, ctype, geometry, kernel, launch, mem
+from ember_opencl.backend import BACKEND
 
 __all__ = ["normal_", "random_", "randperm_", "register", "uniform_"]
 
@@ -41,24 +40,29 @@ def _source(element: str, dtype_code: int) -> str:
 
 
 def _kernel(t: Tensor, name: str) -> Any:
-    dt = t._dtype
-    return kernel(t._device, _source(ctype(dt), dt.index), name)
+    dt = t.dtype
+    return kernel(t.device, _source(ctype(dt), dt.index), name)
 
 
 def _run(t: Tensor, name: str, seed: int, offset: int, extra: list[Any]) -> None:
     """Launch the elementwise random kernel `name` over t's logical elements."""
     n = 1
-    for size in t._shape:
+    for size in t.shape:
         n *= size
     seed &= _U64
-    args = [mem(t), _i64(t._offset), geometry(t._shape or (1,), t._strides or (0,)), _i64(n)]
+    args = [
+        mem(t),
+        _i64(t.storage_offset()),
+        geometry(t.shape or (1,), t.stride() or (0,)),
+        _i64(n),
+    ]
     args += [_u32(seed & 0xFFFF_FFFF), _u32(seed >> 32), _u64(offset & _U64), *extra]
-    launch(t._device, _kernel(t, name), (min(n, _GRID),), args)
+    launch(t.device, _kernel(t, name), (min(n, _GRID),), args)
 
 
 def _scalar(t: Tensor, value: float) -> Any:
     """A bound at the kernel's width: float64 for float64, float32 (rounded) otherwise."""
-    return np.float64(value) if t._dtype is _dtype.float64 else np.float32(value)
+    return np.float64(value) if t.dtype is ember.float64 else np.float32(value)
 
 
 def uniform_(t: Tensor, low: float, high: float, seed: int, offset: int) -> None:
@@ -83,7 +87,7 @@ def random_(t: Tensor, low: int, high: int, seed: int, offset: int) -> None:
 
 def _sort_group(t: Tensor, k: Any, pairs: int) -> int:
     """Work-group size of the in-segment steps: a power of two the device allows."""
-    cl_device = cast(OpenCLBackend, t._device._backend).cl_device(t._device.index)
+    cl_device = BACKEND.cl_device(t.device.index)
     limit = min(_SORT_GROUP, pairs, cl_device.max_work_group_size)
     limit = min(limit, k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, cl_device))
     group = 1
@@ -94,17 +98,17 @@ def _sort_group(t: Tensor, k: Any, pairs: int) -> int:
 
 def randperm_(out: Tensor, seed: int, offset: int) -> None:
     """out (int64, 1-d) = a random permutation of 0..n-1: the argsort of n Philox keys."""
-    if len(out._shape) != 1 or out._dtype is not _dtype.int64:
+    if len(out.shape) != 1 or out.dtype is not ember.int64:
         raise RuntimeError("randperm_: expected a 1-d int64 output")
-    n = out._shape[0]
+    n = out.shape[0]
     if n <= 0:
         return
-    dev = out._device
+    dev = out.device
     size = 2
     while size < n:
         size *= 2
-    keys = empty_tensor((size,), _dtype.int64, dev)
-    order = empty_tensor((size,), _dtype.int64, dev)
+    keys = ember.empty(size, dtype=ember.int64, device=dev)
+    order = ember.empty(size, dtype=ember.int64, device=dev)
     seed &= _U64
     key_args = [_u32(seed & 0xFFFF_FFFF), _u32(seed >> 32), _u64(offset & _U64)]
     buffers = [mem(keys), mem(order)]
@@ -127,12 +131,12 @@ def randperm_(out: Tensor, seed: int, offset: int) -> None:
         merge *= 2
     store = _kernel(out, "em_randperm_store")
     launch(dev, store, (min(n, _GRID),),
-           [mem(out), _i64(out._offset), _i64(out._strides[0]), mem(order), _i64(n)])  # fmt: skip
+           [*at(out), _i64(out.stride()[0]), mem(order), _i64(n)])  # fmt: skip
 
 
 def register(registry: KernelRegistry) -> None:
     """Register this family's kernels for the opencl device."""
-    registry.register(names.UNIFORM.name, "opencl", uniform_)
-    registry.register(names.NORMAL.name, "opencl", normal_)
-    registry.register(names.RANDOM.name, "opencl", random_)
-    registry.register(names.RANDPERM.name, "opencl", randperm_)
+    registry.register(ops.UNIFORM, "opencl", uniform_)
+    registry.register(ops.NORMAL, "opencl", normal_)
+    registry.register(ops.RANDOM, "opencl", random_)
+    registry.register(ops.RANDPERM, "opencl", randperm_)

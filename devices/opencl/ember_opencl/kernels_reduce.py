@@ -1,10 +1,11 @@
 """Reduction kernels of the OpenCL device: sum, prod, amax, amin, any, all (cl/reduce.cl),
 argmax, argmin and cumsum (cl/scan.cl).
 
-Each call is planned once per (op, dtypes, layout, device) and the plan cached: the kept
-and reduced dims are separated and coalesced into a `RedGeometry` struct
-(_reduce_geometry.py), and the plan picks the kernels and their sizes (see reduce.cl and
-scan.cl for the launches). Accumulators follow the CPU device's reduce.c and scan.c. Kernels
+Each kernel takes (out, a, plan) with the runtime's ReductionPlan (kept and reduced dims,
+offsets, dtypes); the launches of one layout are planned once per (op, plan geometry,
+device) and cached: the dims are ordered by stride into a `RedGeometry` struct
+(_reduce_geometry.py), and the launch plan picks the kernels and their sizes (see
+reduce.cl and scan.cl). Accumulators follow the CPU device's reduce.c and scan.c. Kernels
 only enqueue; partial results of split reductions live in scratch tensors from the
 caching allocator, whose blocks the in-order queue keeps alive for the kernels that
 read them.
@@ -13,15 +14,14 @@ read them.
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Final, NamedTuple
 
 import numpy as np
 
-from ember import _dtype
-from ember._dispatch import Kernel, KernelRegistry
-from ember._tensor import Tensor, empty_tensor
+import ember
+from ember.plugins import ops
+from ember.plugins.sdk import KernelRegistry, ReductionPlan, Storage
 from ember_opencl._launch import ctype, kernel, mem, prelude
 from ember_opencl._reduce_geometry import (
     COLUMN_TILE,
@@ -29,19 +29,23 @@ from ember_opencl._reduce_geometry import (
     PER_CHUNK,
     PER_OUTPUT,
     PLANS,
-    Dim,
     Plan,
     coalesce,
+    dims,
     enqueue,
     line_geometry,
     line_plan,
     pack,
+    plan_key,
     remember,
+    scratch,
     sized,
     source,
     split_count,
     vector_load,
 )
+
+Kernel = Callable[[Storage, Storage, ReductionPlan], None]
 
 __all__ = ["cumsum", "register"]
 
@@ -55,7 +59,7 @@ class _Accumulator(NamedTuple):
     op: str
     to_part: str
     to_part8: str
-    scratch: _dtype.dtype  # the ember dtype holding `acc` in split partials
+    scratch: ember.dtype  # the ember dtype holding `acc` in split partials
 
 
 _SUM: Final = "((a) + (b))"
@@ -72,73 +76,39 @@ def _widen8(wide: str, x: str) -> str:
     return f"(({wide}8)(convert_{wide}4(({x}).lo), convert_{wide}4(({x}).hi)))"
 
 
-def _accumulator(op: str, dt: _dtype.dtype) -> _Accumulator:
+def _accumulator(op: str, dt: ember.dtype) -> _Accumulator:
     """How `op` accumulates inputs of dtype `dt`, matching the CPU device's reduce.c."""
+    acc = _Accumulator
     if op in ("any", "all"):
         ident, combine = ("0", "((a) | (b))") if op == "any" else ("1", "((a) & (b))")
         if dt.itemsize == 8:
             # The compare gives a long8 mask; PoCL drops every kernel of a program that
             # passes a 512-bit vector to a builtin (convert_int8) once it is cached.
-            return _Accumulator(
-                "long",
-                "long",
-                ident,
-                combine,
-                "((long)((x) != 0))",
-                "((x) != (A_C)0)",
-                _dtype.int64,
-            )
-        return _Accumulator(
-            "int",
-            "int",
-            ident,
-            combine,
-            "((int)((x) != 0))",
-            "convert_int8((x) != (A_C)0)",
-            _dtype.int32,
-        )
+            return acc("long", "long", ident, combine, "((long)((x) != 0))", "((x) != (A_C)0)",
+                       ember.int64)  # fmt: skip
+        return acc("int", "int", ident, combine, "((int)((x) != 0))",
+                   "convert_int8((x) != (A_C)0)", ember.int32)  # fmt: skip
+    wide = dt.itemsize == 8
     if not dt.is_floating_point:
-        if op in ("sum", "prod"):
-            return _Accumulator(
-                "ulong",
-                "ulong",
-                "0" if op == "sum" else "1",
-                _SUM if op == "sum" else _PROD,
-                "((ulong)(long)(x))",
-                "as_ulong8(x)" if dt is _dtype.int64 else f"as_ulong8({_widen8('long', 'x')})",
-                _dtype.int64,
-            )
-        ident = "LONG_MIN" if op == "amax" else "LONG_MAX"
-        combine = _MAX if op == "amax" else _MIN
-        return _Accumulator(
-            "long",
-            "long",
-            ident,
-            combine,
-            "((long)(x))",
-            "(x)" if dt is _dtype.int64 else _widen8("long", "x"),
-            _dtype.int64,
-        )
-    lanes = "double" if dt is _dtype.float64 else "float"
+        if op in ("sum", "prod"):  # wrapping
+            to8 = "as_ulong8(x)" if wide else f"as_ulong8({_widen8('long', 'x')})"
+            ident, combine = ("0", _SUM) if op == "sum" else ("1", _PROD)
+            return acc("ulong", "ulong", ident, combine, "((ulong)(long)(x))", to8, ember.int64)
+        ident, combine = ("LONG_MIN", _MAX) if op == "amax" else ("LONG_MAX", _MIN)
+        to8 = "(x)" if wide else _widen8("long", "x")
+        return acc("long", "long", ident, combine, "((long)(x))", to8, ember.int64)
+    lanes = "double" if wide else "float"
     if op == "sum":  # float lanes per block, blocks in double
-        return _Accumulator(lanes, "double", "0", _SUM, "(x)", "(x)", _dtype.float64)
+        return acc(lanes, "double", "0", _SUM, "(x)", "(x)", ember.float64)
     if op == "prod":
-        return _Accumulator(
-            "double",
-            "double",
-            "1",
-            _PROD,
-            "((double)(x))",
-            "(x)" if dt is _dtype.float64 else _widen8("double", "x"),
-            _dtype.float64,
-        )
-    ident = "(-INFINITY)" if op == "amax" else "INFINITY"
-    scratch = _dtype.float64 if dt is _dtype.float64 else _dtype.float32
-    return _Accumulator(lanes, lanes, ident, _MAX if op == "amax" else _MIN, "(x)", "(x)", scratch)
+        to8 = "(x)" if wide else _widen8("double", "x")
+        return acc("double", "double", "1", _PROD, "((double)(x))", to8, ember.float64)
+    ident, combine = ("(-INFINITY)", _MAX) if op == "amax" else ("INFINITY", _MIN)
+    return acc(lanes, lanes, ident, combine, "(x)", "(x)", ember.float64 if wide else ember.float32)
 
 
 @functools.cache
-def _reduce_source(op: str, a_dt: _dtype.dtype, out_dt: _dtype.dtype) -> tuple[str, _dtype.dtype]:
+def _reduce_source(op: str, a_dt: ember.dtype, out_dt: ember.dtype) -> tuple[str, ember.dtype]:
     acc = _accumulator(op, a_dt)
     to_acc8 = "(x)" if acc.part == acc.acc else _widen8(acc.acc, "x")
     defines = (
@@ -156,7 +126,7 @@ def _reduce_source(op: str, a_dt: _dtype.dtype, out_dt: _dtype.dtype) -> tuple[s
     )
     # A_STORE of the prelude converts through float for float16; O_STORE takes the
     # accumulator as it is (vstore_half_rte has a double overload).
-    if out_dt is _dtype.float16:
+    if out_dt is ember.float16:
         defines += "#undef O_STORE\n#define O_STORE(p, i, v) vstore_half_rte((v), (i), (p))\n"
     return source("reduce.cl", defines), acc.scratch
 
@@ -164,20 +134,11 @@ def _reduce_source(op: str, a_dt: _dtype.dtype, out_dt: _dtype.dtype) -> tuple[s
 # -- plans -------------------------------------------------------------------------------
 
 
-def _reduction_plan(op: str, out: Tensor, a: Tensor, dims: Sequence[int]) -> Plan:
-    kept: list[Dim] = []
-    reduced: list[Dim] = []
-    for d, size in enumerate(a._shape):
-        if size == 1:
-            continue
-        if d in dims:
-            reduced.append((size, a._strides[d], 0))
-        else:
-            kept.append((size, a._strides[d], out._strides[d]))
+def _reduction_plan(op: str, dev: ember.device, plan: ReductionPlan) -> Plan:
+    kept, reduced = dims(plan)
     kept, reduced = coalesce(kept), coalesce(reduced) or [(1, 0, 0)]
-    outputs, rtotal = math.prod(d[0] for d in kept), math.prod(d[0] for d in reduced)
-    text, scratch = _reduce_source(op, a._dtype, out._dtype)
-    dev = a._device
+    outputs, rtotal = plan.numel_out, plan.numel_reduced
+    text, scratch_dtype = _reduce_source(op, plan.dtypes[1], plan.dtypes[0])
     # Side-by-side columns pay when a kept dim is contiguous and the rows are not.
     columns = bool(kept) and kept[-1][1] == 1 and kept[-1][0] >= 8 and reduced[-1][1] != 1
     if columns and rtotal:
@@ -196,33 +157,34 @@ def _reduction_plan(op: str, out: Tensor, a: Tensor, dims: Sequence[int]) -> Pla
     if nsplit > 1:
         finish = sized(kernel(dev, text, "reduce_finish"), outputs, PER_OUTPUT)
     packed = pack(kept, reduced)
-    return Plan(main, finish, columns, packed, outputs * nsplit, rtotal, nsplit, scratch)
+    return Plan(main, finish, columns, packed, outputs * nsplit, rtotal, nsplit, scratch_dtype)
 
 
 def _reduction(op: str) -> Kernel:
-    def run(out: Tensor, a: Tensor, dims: tuple[int, ...]) -> None:
-        key = (op, a._dtype, out._dtype, a._shape, a._strides, out._strides, dims, a._device)
-        plan = PLANS.get(key) or remember(key, _reduction_plan(op, out, a, dims))
-        dev = a._device
-        out_off, a_off = np.int64(out._offset), np.int64(a._offset)
-        rtotal, nsplit = np.int64(plan.length), np.int64(plan.nsplit)
-        if plan.finish is None:
-            if plan.columns:
-                args = [mem(out), out_off, mem(out), mem(a), a_off, plan.packed, rtotal, nsplit]
+    def run(out: Storage, a: Storage, plan: ReductionPlan) -> None:
+        dev = a.device
+        key = plan_key(op, dev.index, plan)
+        launches = PLANS.get(key) or remember(key, _reduction_plan(op, dev, plan))
+        out_off, a_off = np.int64(plan.offsets[0]), np.int64(plan.offsets[1])
+        rtotal, nsplit = np.int64(launches.length), np.int64(launches.nsplit)
+        packed = launches.packed
+        if launches.finish is None:
+            if launches.columns:
+                args = [out.handle, out_off, out.handle, a.handle, a_off, packed, rtotal, nsplit]
             else:
-                args = [mem(out), out_off, mem(a), a_off, plan.packed, rtotal]
-            enqueue(dev, plan.main, args)
+                args = [out.handle, out_off, a.handle, a_off, packed, rtotal]
+            enqueue(dev, launches.main, args)
             return
-        part = empty_tensor((plan.partials,), plan.scratch, dev)
-        if plan.columns:
-            args = [mem(out), out_off, mem(part), mem(a), a_off, plan.packed, rtotal, nsplit]
+        part = scratch(dev, launches.partials, launches.scratch)
+        if launches.columns:
+            args = [out.handle, out_off, mem(part), a.handle, a_off, packed, rtotal, nsplit]
         else:
-            args = [mem(part), mem(a), a_off, plan.packed, rtotal, nsplit]
-        enqueue(dev, plan.main, args)
-        enqueue(dev, plan.finish, [mem(out), out_off, mem(part), plan.packed, nsplit])
+            args = [mem(part), a.handle, a_off, packed, rtotal, nsplit]
+        enqueue(dev, launches.main, args)
+        enqueue(dev, launches.finish, [out.handle, out_off, mem(part), packed, nsplit])
 
     run.__name__ = run.__qualname__ = f"opencl_{op}"
-    run.__doc__ = f"{op}(out, a, dims) on the opencl device."
+    run.__doc__ = f"{op}(out, a, plan) on the opencl device."
     return run
 
 
@@ -233,8 +195,8 @@ _ARG_KERNELS: Final = ("arg_lines", "arg_lines_split", "arg_finish")
 
 
 @functools.cache
-def _argextreme_source(a_dt: _dtype.dtype, better: str) -> str:
-    compute = "float" if a_dt is _dtype.float16 else ctype(a_dt)
+def _argextreme_source(a_dt: ember.dtype, better: str) -> str:
+    compute = "float" if a_dt is ember.float16 else ctype(a_dt)
     defines = (
         prelude(a_dt, "A")
         + f"#define ARGEXTREME\n#define BETTER(x, best) {better}\n"
@@ -250,47 +212,57 @@ def _argextreme_source(a_dt: _dtype.dtype, better: str) -> str:
     return source("scan.cl", defines)
 
 
+def _line_plan(
+    dev: ember.device, plan: ReductionPlan, text: str, names: tuple[str, str, str],
+    scratch_dtype: ember.dtype, finish_per_chunk: bool = False,
+) -> Plan:  # fmt: skip
+    """The launch plan of a walk along the plan's single reduced dim."""
+    kept, (walked,) = dims(plan)
+    geo = line_geometry(kept, walked)
+    return line_plan(dev, text, names, geo, scratch_dtype, finish_per_chunk)
+
+
 def _along_dim(op: str, better: str) -> Kernel:
-    def run(out: Tensor, a: Tensor, dim: int) -> None:
-        key = (op, a._dtype, a._shape, a._strides, out._strides, dim, a._device)
-        plan = PLANS.get(key)
-        if plan is None:
-            text = _argextreme_source(a._dtype, better)
-            geo = line_geometry(a, out, dim)
-            plan = remember(key, line_plan(a._device, text, _ARG_KERNELS, geo, _dtype.int64))
-        dev = a._device
-        out_off, a_off, n = np.int64(out._offset), np.int64(a._offset), np.int64(plan.length)
-        if plan.finish is None:
-            enqueue(dev, plan.main, [mem(out), out_off, mem(a), a_off, plan.packed, n])
+    def run(out: Storage, a: Storage, plan: ReductionPlan) -> None:
+        dev = a.device
+        key = plan_key(op, dev.index, plan)
+        launches = PLANS.get(key)
+        if launches is None:
+            text = _argextreme_source(plan.dtypes[1], better)
+            launches = _line_plan(dev, plan, text, _ARG_KERNELS, ember.int64)
+            remember(key, launches)
+        out_off, a_off = np.int64(plan.offsets[0]), np.int64(plan.offsets[1])
+        n, packed = np.int64(launches.length), launches.packed
+        if launches.finish is None:
+            enqueue(dev, launches.main, [out.handle, out_off, a.handle, a_off, packed, n])
             return
-        part = empty_tensor((plan.partials,), _dtype.int64, dev)
-        nsplit = np.int64(plan.nsplit)
-        enqueue(dev, plan.main, [mem(part), mem(a), a_off, plan.packed, n, nsplit])
-        enqueue(
-            dev, plan.finish, [mem(out), out_off, mem(part), mem(a), a_off, plan.packed, nsplit]
-        )
+        part = scratch(dev, launches.partials, ember.int64)
+        nsplit = np.int64(launches.nsplit)
+        enqueue(dev, launches.main, [mem(part), a.handle, a_off, packed, n, nsplit])
+        args = [out.handle, out_off, mem(part), a.handle, a_off, packed, nsplit]
+        enqueue(dev, launches.finish, args)
 
     run.__name__ = run.__qualname__ = f"opencl_{op}"
-    run.__doc__ = f"{op}(out_int64, a, dim) on the opencl device."
+    run.__doc__ = f"{op}(out_int64, a, plan) on the opencl device."
     return run
 
 
 @functools.cache
-def _cumsum_source(a_dt: _dtype.dtype, out_dt: _dtype.dtype) -> tuple[str, _dtype.dtype]:
+def _cumsum_source(a_dt: ember.dtype, out_dt: ember.dtype) -> tuple[str, ember.dtype]:
     """Accumulators as the CPU device's scan.c: float for float16 into float16, double
     into other floats, wrapping int64 into integers."""
-    if a_dt is _dtype.float16 and out_dt is _dtype.float16:
-        acc, to_acc, scratch = "float", "(x)", _dtype.float32
+    if a_dt is ember.float16 and out_dt is ember.float16:
+        acc, to_acc, scratch = "float", "(x)", ember.float32
     elif out_dt.is_floating_point:
-        acc, to_acc, scratch = "double", "((double)(x))", _dtype.float64
+        acc, to_acc, scratch = "double", "((double)(x))", ember.float64
     else:
-        acc, to_acc, scratch = "ulong", "((ulong)(long)(x))", _dtype.int64
+        acc, to_acc, scratch = "ulong", "((ulong)(long)(x))", ember.int64
     defines = (
         prelude(a_dt, "A")
         + prelude(out_dt, "O")
         + f"#define CUMSUM\n#define ACC_T {acc}\n#define TO_ACC(x) {to_acc}\n"
     )
-    if out_dt is _dtype.float16:
+    if out_dt is ember.float16:
         defines += "#undef O_STORE\n#define O_STORE(p, i, v) vstore_half_rte((v), (i), (p))\n"
     return source("scan.cl", defines), scratch
 
@@ -298,30 +270,31 @@ def _cumsum_source(a_dt: _dtype.dtype, out_dt: _dtype.dtype) -> tuple[str, _dtyp
 _CUMSUM_KERNELS: Final = ("cumsum_lines", "cumsum_chunk_sums", "cumsum_chunks")
 
 
-def cumsum(out: Tensor, a: Tensor, dim: int) -> None:
-    """cumsum(out, a, dim): out in the accumulation dtype, a converted while read."""
-    key = ("cumsum", a._dtype, out._dtype, a._shape, a._strides, out._strides, dim, a._device)
-    plan = PLANS.get(key)
-    if plan is None:
-        text, scratch = _cumsum_source(a._dtype, out._dtype)
-        geo = line_geometry(a, out, dim)
-        plan = remember(key, line_plan(a._device, text, _CUMSUM_KERNELS, geo, scratch, True))
-    dev = a._device
-    out_off, a_off, n = np.int64(out._offset), np.int64(a._offset), np.int64(plan.length)
-    if plan.finish is None:
-        enqueue(dev, plan.main, [mem(out), out_off, mem(a), a_off, plan.packed, n])
+def cumsum(out: Storage, a: Storage, plan: ReductionPlan) -> None:
+    """cumsum(out, a, plan): out in the accumulation dtype, a converted while read."""
+    dev = a.device
+    key = plan_key("cumsum", dev.index, plan)
+    launches = PLANS.get(key)
+    if launches is None:
+        text, scratch_dtype = _cumsum_source(plan.dtypes[1], plan.dtypes[0])
+        launches = _line_plan(dev, plan, text, _CUMSUM_KERNELS, scratch_dtype, True)
+        remember(key, launches)
+    out_off, a_off = np.int64(plan.offsets[0]), np.int64(plan.offsets[1])
+    n, packed = np.int64(launches.length), launches.packed
+    if launches.finish is None:
+        enqueue(dev, launches.main, [out.handle, out_off, a.handle, a_off, packed, n])
         return
-    part = empty_tensor((plan.partials,), plan.scratch, dev)
-    nsplit = np.int64(plan.nsplit)
-    enqueue(dev, plan.main, [mem(part), mem(a), a_off, plan.packed, n, nsplit])
-    args = [mem(out), out_off, mem(part), mem(a), a_off, plan.packed, n, nsplit]
-    enqueue(dev, plan.finish, args)
+    part = scratch(dev, launches.partials, launches.scratch)
+    nsplit = np.int64(launches.nsplit)
+    enqueue(dev, launches.main, [mem(part), a.handle, a_off, packed, n, nsplit])
+    args = [out.handle, out_off, mem(part), a.handle, a_off, packed, n, nsplit]
+    enqueue(dev, launches.finish, args)
 
 
 def register(registry: KernelRegistry) -> None:
     """Register this family's kernels for the opencl device."""
-    for op in ("sum", "prod", "amax", "amin", "any", "all"):
+    for op in ops.REDUCTIONS:
         registry.register(op, "opencl", _reduction(op))
-    registry.register("argmax", "opencl", _along_dim("argmax", "((x) > (best))"))
-    registry.register("argmin", "opencl", _along_dim("argmin", "((x) < (best))"))
-    registry.register("cumsum", "opencl", cumsum)
+    registry.register(ops.ARGMAX, "opencl", _along_dim("argmax", "((x) > (best))"))
+    registry.register(ops.ARGMIN, "opencl", _along_dim("argmin", "((x) < (best))"))
+    registry.register(ops.CUMSUM, "opencl", cumsum)

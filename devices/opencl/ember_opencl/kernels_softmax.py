@@ -3,19 +3,20 @@
 Registered under the names of the composite ops of ember.nn.functional._activation, they
 replace its six-op composition; the runtime still records the derivative around them. The
 rows along `dim` are planned like the reductions' walks along one dim
-(_reduce_geometry.line_geometry), one work item per row, or a few long rows split in chunks.
+(_reduce_geometry.line_geometry), one work item per row, or a few long rows split in chunks;
+tensors are read through their public API.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
-from ember import _dtype
-from ember._dispatch import Kernel, KernelRegistry
-from ember._tensor import Tensor, empty_tensor
-from ember.nn.functional import _activation  # noqa: F401 - defines softmax and log_softmax
+import ember
+import ember.nn.functional
+from ember.plugins.sdk import KernelRegistry, Tensor
 from ember_opencl._launch import kernel, mem, prelude
 from ember_opencl._reduce_geometry import (
     PER_CHUNK,
@@ -25,19 +26,22 @@ from ember_opencl._reduce_geometry import (
     enqueue,
     line_geometry,
     remember,
+    scratch,
     sized,
     source,
     split_count,
 )
 
+Kernel = Callable[[Tensor, Tensor, int], None]
+
 __all__ = ["register"]
 
 
-def _vectors(dt: _dtype.dtype) -> str:
+def _vectors(dt: ember.dtype) -> str:
     """Defines for 256-bit vectors of the compute type (PoCL mishandles wider ones)."""
-    if dt is _dtype.float64:
+    if dt is ember.float64:
         width, vector, load, store = 4, "double4", "vload4(0, (p) + (i))", "vstore4"
-    elif dt is _dtype.float16:
+    elif dt is ember.float16:
         width, vector, load, store = 8, "float8", "vload_half8(0, (p) + (i))", "vstore_half8_rte"
     else:
         width, vector, load, store = 8, "float8", "vload8(0, (p) + (i))", "vstore8"
@@ -49,36 +53,40 @@ def _vectors(dt: _dtype.dtype) -> str:
 
 
 @functools.cache
-def _softmax_source(dt: _dtype.dtype, log_out: int) -> str:
+def _softmax_source(dt: ember.dtype, log_out: int) -> str:
     return source("softmax.cl", prelude(dt, "A") + _vectors(dt) + f"#define LOG_OUT {log_out}\n")
 
 
 def _plan(log_out: int, out: Tensor, a: Tensor, dim: int) -> Plan:
-    if not a._dtype.is_floating_point:
-        raise RuntimeError(f"softmax expects a floating dtype, got {a._dtype.name}")
-    geo = line_geometry(a, out, dim)
-    text = _softmax_source(a._dtype, log_out)
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(f"softmax expects a floating dtype, got {a.dtype.name}")
+    shape, a_strides, out_strides = a.shape, a.stride(), out.stride()
+    kept = [(n, a_strides[d], out_strides[d]) for d, n in enumerate(shape) if d != dim and n != 1]
+    walked = (shape[dim], a_strides[dim], out_strides[dim]) if shape else (1, 0, 0)
+    geo = line_geometry(kept, walked)
+    text = _softmax_source(a.dtype, log_out)
     nsplit = split_count(geo.lines, geo.n)
-    dev, items = a._device, geo.lines * nsplit if geo.n else 0
+    dev, items = a.device, geo.lines * nsplit if geo.n else 0
     if nsplit == 1:
         main = sized(kernel(dev, text, "softmax_rows"), items, PER_OUTPUT)
-        return Plan(main, None, False, geo.packed, 0, geo.n, nsplit, _dtype.float64)
+        return Plan(main, None, False, geo.packed, 0, geo.n, nsplit, ember.float64)
     main = sized(kernel(dev, text, "softmax_split"), items, PER_CHUNK)
     finish = sized(kernel(dev, text, "softmax_split_write"), items, PER_CHUNK)
     # a (maximum, sum of exponentials) pair per chunk
-    return Plan(main, finish, False, geo.packed, 2 * items, geo.n, nsplit, _dtype.float64)
+    return Plan(main, finish, False, geo.packed, 2 * items, geo.n, nsplit, ember.float64)
 
 
 def _softmax(name: str, log_out: int) -> Kernel:
     def run(out: Tensor, a: Tensor, dim: int) -> None:
-        key = (name, a._dtype, a._shape, a._strides, out._strides, dim, a._device)
+        dev = a.device
+        key = (name, a.dtype, a.shape, a.stride(), out.stride(), dim, dev)
         plan = PLANS.get(key) or remember(key, _plan(log_out, out, a, dim))
-        dev = a._device
-        out_off, a_off, n = np.int64(out._offset), np.int64(a._offset), np.int64(plan.length)
+        out_off, a_off = np.int64(out.storage_offset()), np.int64(a.storage_offset())
+        n = np.int64(plan.length)
         if plan.finish is None:
             enqueue(dev, plan.main, [mem(out), out_off, mem(a), a_off, plan.packed, n])
             return
-        part = empty_tensor((plan.partials,), _dtype.float64, dev)
+        part = scratch(dev, plan.partials, ember.float64)
         nsplit = np.int64(plan.nsplit)
         enqueue(dev, plan.main, [mem(part), mem(a), a_off, plan.packed, n, nsplit])
         args = [mem(out), out_off, mem(part), mem(a), a_off, plan.packed, n, nsplit]

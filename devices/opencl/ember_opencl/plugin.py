@@ -10,9 +10,8 @@ import importlib
 import importlib.util
 from typing import Final
 
-from ember._dispatch import KernelRegistry
-from ember.plugins import hookimpl
-from ember_opencl.backend import OpenCLBackend
+from ember.plugins.sdk import KernelRegistry, hookimpl
+from ember_opencl.backend import BACKEND, OpenCLBackend
 
 FAMILIES: Final = (
     "elementwise",
@@ -25,17 +24,15 @@ FAMILIES: Final = (
     "random",
 )
 
-_BACKEND: Final = OpenCLBackend()
-
 
 @hookimpl
 def ember_devices() -> list[OpenCLBackend]:
-    return [_BACKEND]
+    return [BACKEND]
 
 
 @hookimpl
 def ember_kernels(registry: KernelRegistry) -> None:
-    if _BACKEND.unavailable_reason() is not None:
+    if BACKEND.unavailable_reason() is not None:
         return  # without pyopencl or a device there is nothing to run kernels on
     for family in FAMILIES:
         name = f"ember_opencl.kernels_{family}"

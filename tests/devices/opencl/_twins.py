@@ -49,6 +49,6 @@ def pair(arr: np.ndarray, layout: str = "contiguous") -> Pair:
         raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
     made = []
     for dev in DEVICES:
-        t = ember.tensor(np.ascontiguousarray(base), device=str(dev))
+        t = ember.tensor(np.array(base, order="C"), device=str(dev))  # 0-d stays 0-d
         made.append(t if strides is None else make_view(t, offset, arr.shape, strides))
     return made[0], made[1]

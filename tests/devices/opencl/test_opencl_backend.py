@@ -37,6 +37,12 @@ def backend(dev: ember.device) -> OpenCLBackend:
     return b
 
 
+def _queue() -> OpenCLStream:
+    """The native stream that the backend's copies are enqueued on here."""
+    native: OpenCLStream = ember.default_stream(DEVICE).native
+    return native
+
+
 def _busy(dev: ember.device, buffer: object, n: int, rounds: int) -> None:
     k = _launch.kernel(dev, BUSY, "busy")
     _launch.launch(dev, k, _launch.global_size_for(n), [buffer, n, rounds], (_launch.LOCAL_SIZE,))
@@ -52,9 +58,9 @@ def test_copies_at_byte_offsets(backend: OpenCLBackend) -> None:
     handle, address = backend.allocate(4096, 0)
     assert isinstance(address, int) and address != 0
     source = np.arange(100, dtype=np.float32)
-    backend.copy_from_host(handle, 1024, source, 0)
+    backend.copy_from_host(handle, 1024, source, 0, _queue(), False)
     target = np.zeros(40, dtype=np.float32)
-    backend.copy_to_host(handle, 1024 + 4 * 10, target, 0)
+    backend.copy_to_host(handle, 1024 + 4 * 10, target, 0, _queue(), False)
     np.testing.assert_array_equal(target, source[10:50])
 
 
@@ -65,12 +71,12 @@ def test_allocations_have_distinct_addresses(backend: OpenCLBackend) -> None:
 
 def test_region_is_a_window_on_the_allocation(backend: OpenCLBackend) -> None:
     handle, address = backend.allocate(8192, 0)
-    backend.copy_from_host(handle, 0, np.zeros(2048, np.float32), 0)
+    backend.copy_from_host(handle, 0, np.zeros(2048, np.float32), 0, _queue(), False)
     sub, sub_address = backend.region(handle, 4096, 1024, 0)
     assert sub_address == address + 4096
-    backend.copy_from_host(sub, 8, np.array([1.5, 2.5], np.float32), 0)
+    backend.copy_from_host(sub, 8, np.array([1.5, 2.5], np.float32), 0, _queue(), False)
     whole = np.empty(2048, np.float32)
-    backend.copy_to_host(handle, 0, whole, 0)
+    backend.copy_to_host(handle, 0, whole, 0, _queue(), False)
     assert whole[1024 + 2] == 1.5 and whole[1024 + 3] == 2.5
     assert np.count_nonzero(whole) == 2
 
@@ -84,24 +90,24 @@ def test_oversize_allocation_raises_memory_error(backend: OpenCLBackend) -> None
 def test_non_blocking_upload_outlives_its_source(dev: ember.device, backend: OpenCLBackend) -> None:
     n = 1 << 20
     handle, _ = backend.allocate(4 * n, 0)
-    backend.copy_from_host(handle, 0, np.zeros(n, np.float32), 0)
+    backend.copy_from_host(handle, 0, np.zeros(n, np.float32), 0, _queue(), False)
     _busy(dev, handle, n, 200)  # the upload below queues behind this
     source = np.full(n, 3.0, np.float32)
-    backend.copy_from_host(handle, 0, source, 0, non_blocking=True)
+    backend.copy_from_host(handle, 0, source, 0, _queue(), True)
     del source
     gc.collect()
     np.full(n, -1.0, np.float32)  # likely reuses the freed memory if it was freed
     ember.synchronize(DEVICE)
     result = np.empty(n, np.float32)
-    backend.copy_to_host(handle, 0, result, 0)
+    backend.copy_to_host(handle, 0, result, 0, _queue(), False)
     assert np.all(result == 3.0)
 
 
 def test_non_blocking_download_completes_by_synchronize(backend: OpenCLBackend) -> None:
     handle, _ = backend.allocate(4096, 0)
-    backend.copy_from_host(handle, 0, np.arange(1024, dtype=np.float32), 0)
+    backend.copy_from_host(handle, 0, np.arange(1024, dtype=np.float32), 0, _queue(), False)
     target = np.zeros(1024, np.float32)
-    backend.copy_to_host(handle, 0, target, 0, non_blocking=True)
+    backend.copy_to_host(handle, 0, target, 0, _queue(), True)
     ember.synchronize(DEVICE)
     np.testing.assert_array_equal(target, np.arange(1024, dtype=np.float32))
 

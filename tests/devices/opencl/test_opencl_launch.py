@@ -1,4 +1,4 @@
-"""_launch: kernel cache, argument kinds, prelude and the geometry struct."""
+"""_launch: kernel cache, argument kinds, prelude and the geometry struct of plans."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember._plan import elementwise_plan
 from ember_opencl import _launch
 
 SOURCE = (
@@ -39,18 +40,23 @@ def _unpack(packed: bytes) -> tuple[int, list[int], list[list[int]]]:
     return nd, shape, strides
 
 
-def test_geometry_coalesces_and_drops_unit_dims() -> None:
-    packed = _launch.geometry((2, 1, 3, 4), (12, 12, 4, 1), (12, 1, 4, 1))
+def test_plan_geometry_packs_the_plans_coalesced_dims() -> None:
+    dtypes = (ember.float32,) * 3
+    plan = elementwise_plan(
+        (2, 1, 3, 4), ((12, 12, 4, 1), (0, 0, 4, 1), (1, 1, 2, 6)), (0,) * 3, dtypes
+    )
+    packed = _launch.plan_geometry(plan)
     assert len(packed) == 8 * (1 + 16 + 4 * 16)
     nd, shape, strides = _unpack(packed)
-    assert (nd, shape) == (1, [24])
-    assert strides[:2] == [[1], [1]]
+    assert (nd, shape) == (plan.ndim, list(plan.shape))
+    assert strides[:3] == [list(s) for s in plan.strides]
+    assert strides[3] == [0] * nd
 
 
-def test_geometry_keeps_broadcast_and_transposed_dims() -> None:
-    nd, shape, strides = _unpack(_launch.geometry((3, 4), (4, 1), (0, 1), (1, 3)))
-    assert (nd, shape) == (2, [3, 4])
-    assert strides[:3] == [[4, 1], [0, 1], [1, 3]]
+def test_geometry_packs_dims_as_given() -> None:
+    nd, shape, strides = _unpack(_launch.geometry((3, 1, 4), (4, 4, 1), (0, 0, 1), (1, 3, 3)))
+    assert (nd, shape) == (3, [3, 1, 4])
+    assert strides[:3] == [[4, 4, 1], [0, 0, 1], [1, 3, 3]]
 
 
 def test_geometry_rejects_too_many_dims() -> None:
@@ -74,7 +80,7 @@ def test_launch_takes_python_ints_numpy_scalars_and_structs() -> None:
     out = ember.zeros(4, 3, device=dev)
     g = _launch.geometry((4, 3), out._strides, (1, 4))  # out = a.T
     k = _launch.kernel(dev, SOURCE, "gather2d")
-    args = [_launch.mem(out), out._offset, _launch.mem(a), a._offset, 12, g]
+    args = [*_launch.at(out), *_launch.at(a), 12, g]
     event = _launch.launch(dev, k, (64,), args, (_launch.LOCAL_SIZE,))
     event.wait()
     np.testing.assert_array_equal(out.cpu().numpy(), np.arange(12.0).reshape(3, 4).T)

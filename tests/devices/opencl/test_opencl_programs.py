@@ -13,6 +13,7 @@ import pytest
 
 import ember
 from ember_opencl import _programs
+from ember_opencl.backend import BACKEND
 
 BUILD_AND_REPORT = """
 import json, sys
@@ -69,7 +70,7 @@ def test_memory_cache_returns_the_same_program(
 ) -> None:
     monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
     dev = ember.device("opencl:0")
-    context = dev._backend.context(dev.index)
+    context = BACKEND.context(dev.index)
     source = _source()
     first = _programs.build(context, source)
     before = dict(_programs.STATS)
@@ -81,7 +82,7 @@ def test_memory_cache_returns_the_same_program(
 def test_build_errors_carry_the_build_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
     dev = ember.device("opencl:0")
-    context = dev._backend.context(dev.index)
+    context = BACKEND.context(dev.index)
     with pytest.raises(RuntimeError, match="undeclared_name_in_probe") as error:
         _programs.build(
             context, "__kernel void f(__global int* o) { o[0] = undeclared_name_in_probe; }"
@@ -97,5 +98,5 @@ def test_unwritable_cache_only_costs_a_rebuild(
     blocker.write_text("a file where the cache folder should be")
     monkeypatch.setenv("EMBER_CACHE_DIR", str(blocker))
     dev = ember.device("opencl:0")
-    program = _programs.build(dev._backend.context(dev.index), _source())
+    program = _programs.build(BACKEND.context(dev.index), _source())
     assert program is not None

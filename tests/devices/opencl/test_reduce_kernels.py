@@ -1,11 +1,11 @@
 """The opencl device's reduction, scan and softmax kernels against the cpu device's.
 
-Each kernel runs on both devices over the same values in the same layout (contiguous,
-transposed, stepped with an offset), in shapes that reach every launch of reduce.cl,
-scan.cl and softmax.cl: one work item per output, side-by-side columns (with a partial
-group of columns), and reductions split into chunks when the outputs are few. Integer,
-boolean, extreme and index results must be identical; float results agree within the
-dtype's tolerance.
+Each kernel runs on both devices, through the runtime's plans, over the same values in the
+same layout (contiguous, transposed, stepped with an offset), in shapes that reach every
+launch of reduce.cl, scan.cl and softmax.cl: one work item per output, side-by-side
+columns (with a partial group of columns), and reductions split into chunks when the
+outputs are few. Integer, boolean, extreme and index results must be identical; float
+results agree within the dtype's tolerance.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 import ember
 from ember import _dtype
 from ember._dispatch import OPS
+from ember._ops._launch import launch_reduction, launch_scan
 from ember._tensor import empty_tensor
 
 from ._twins import DEVICES, Pair, pair
@@ -74,10 +75,16 @@ def empty_pair(shape: tuple[int, ...], name: str) -> Pair:
     return empty_tensor(shape, dt, DEVICES[0]), empty_tensor(shape, dt, DEVICES[1])
 
 
-def run(op: str, out: Pair, a: Pair, *args: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Op `op`'s kernel(out, a, *args) on each device; the outputs as arrays (cpu, opencl)."""
-    for i, dev in enumerate(DEVICES):
-        OPS[op].kernels[dev.type](out[i], a[i], *args)
+def run(op: str, out: Pair, a: Pair, dims: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Op `op` over `dims` on each device, launched as the runtime does (with its plan;
+    softmax is tensor-level); the outputs as arrays (cpu, opencl)."""
+    for i in range(len(DEVICES)):
+        if op in ("softmax", "log_softmax"):
+            OPS[op].kernels[DEVICES[i].type](out[i], a[i], dims)
+        elif op in ("argmax", "argmin", "cumsum"):
+            launch_scan(OPS[op], out[i], a[i], dims)
+        else:
+            launch_reduction(OPS[op], out[i], a[i], dims)
     return out[0].cpu().numpy(), out[1].cpu().numpy()
 
 
