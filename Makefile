@@ -3,21 +3,25 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.ember-installed
+# The cpu build renders its elementwise loops from the runtime's expression table.
 CPU_SOURCES := $(wildcard devices/cpu/ember_cpu/csrc/*) devices/cpu/ember_cpu/_build.py \
-	devices/cpu/setup.py devices/cpu/pyproject.toml
+	devices/cpu/ember_cpu/_render.py runtime/ember/plugins/expressions.py \
+	runtime/ember/plugins/ops.py devices/cpu/setup.py devices/cpu/pyproject.toml
 OPENCL_PACKAGE := devices/opencl/pyproject.toml
 
 .PHONY: setup demo test lint typecheck pytest bench clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml $(CPU_SOURCES) $(OPENCL_PACKAGE)
+$(STAMP): pyproject.toml $(CPU_SOURCES) $(OPENCL_PACKAGE) plugins/ember-numpy/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m pip install --quiet -e devices/cpu
 	# The OpenCL device with PoCL, a CPU OpenCL runtime from PyPI, so it runs everywhere.
 	$(BIN)/python -m pip install --quiet -e 'devices/opencl[pocl]'
+	# The reference device in NumPy, the template for plugin authors (docs/plugins/).
+	$(BIN)/python -m pip install --quiet --no-deps -e plugins/ember-numpy
 	touch $@
 
 # `make demo DEVICE=opencl` (or EMBER_DEVICE=opencl make demo) trains on another device.

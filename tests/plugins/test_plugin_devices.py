@@ -70,7 +70,8 @@ def test_index_given_twice_is_rejected():
 def test_unknown_type_lists_what_is_available():
     with pytest.raises(RuntimeError, match="unknown device type 'nosuch'") as info:
         ember.device("nosuch:0")
-    assert "Available device types: cpu" in str(info.value)
+    available = str(info.value).split("Available device types: ")[1].rstrip(".").split(", ")
+    assert "cpu" in available
 
 
 def test_index_out_of_range_fails_at_allocation():

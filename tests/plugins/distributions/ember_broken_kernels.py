@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import ember
-from ember._dispatch import KernelRegistry
-from ember.plugins import hookimpl
+from ember.plugins.sdk import KernelRegistry, hookimpl
 
 
 class HalfBackend(ember.DeviceBackend):

@@ -1,7 +1,8 @@
-"""A throwaway device plugin: "toydev" keeps its memory in NumPy byte arrays.
+"""A fixture device plugin for the discovery, inventory and missing-kernel tests.
 
-It implements only `fill_` and `copy_`, enough for factories and host copies; "toyoff"
-is a device type whose hardware is missing.
+"toydev" has two devices and only `fill_` and `copy_` (so every other op reports a
+missing kernel); "toyoff" is a device type whose hardware is missing. The working
+template for a device is ember-numpy (plugins/ember-numpy), not this.
 """
 
 from __future__ import annotations
@@ -10,12 +11,10 @@ from typing import Any
 
 import numpy as np
 
-import ember
-from ember._dispatch import KernelRegistry
-from ember.plugins import hookimpl
+from ember.plugins.sdk import DeviceBackend, ElementwisePlan, KernelRegistry, Storage, hookimpl
 
 
-class ToyBackend(ember.DeviceBackend):
+class ToyBackend(DeviceBackend):
     """Two devices whose buffers are NumPy uint8 arrays (opaque to the runtime)."""
 
     type = "toydev"
@@ -26,14 +25,20 @@ class ToyBackend(ember.DeviceBackend):
     def allocate(self, nbytes: int, index: int) -> tuple[Any, int]:
         return np.zeros(nbytes, dtype=np.uint8), 0
 
-    def copy_from_host(self, handle: Any, byte_offset: int, source: np.ndarray, index: int) -> None:
+    def copy_from_host(
+        self, handle: Any, byte_offset: int, source: np.ndarray, index: int, stream: Any,
+        non_blocking: bool,
+    ) -> None:  # fmt: skip
         handle[byte_offset : byte_offset + source.nbytes] = source.reshape(-1).view(np.uint8)
 
-    def copy_to_host(self, handle: Any, byte_offset: int, target: np.ndarray, index: int) -> None:
+    def copy_to_host(
+        self, handle: Any, byte_offset: int, target: np.ndarray, index: int, stream: Any,
+        non_blocking: bool,
+    ) -> None:  # fmt: skip
         target.reshape(-1).view(np.uint8)[:] = handle[byte_offset : byte_offset + target.nbytes]
 
 
-class ToyOffBackend(ember.DeviceBackend):
+class ToyOffBackend(DeviceBackend):
     """A device type that is installed but has no hardware."""
 
     type = "toyoff"
@@ -45,30 +50,28 @@ class ToyOffBackend(ember.DeviceBackend):
         raise AssertionError("device_count must not be asked of an unavailable type")
 
 
-def host_view(t: ember.Tensor) -> np.ndarray:
-    """A NumPy view of `t`'s elements inside its byte buffer."""
-    itemsize = t.element_size()
+def view(storage: Storage, plan: ElementwisePlan, i: int) -> np.ndarray:
+    """Operand i of `plan` as a NumPy view inside its storage's byte buffer."""
+    size = plan.dtypes[i].itemsize
     return np.ndarray(
-        tuple(t.shape),
-        dtype=t.dtype.numpy,
-        buffer=t.untyped_storage().handle,
-        offset=t.storage_offset() * itemsize,
-        strides=tuple(s * itemsize for s in t.stride()),
+        plan.shape,
+        dtype=plan.dtypes[i].numpy,
+        buffer=storage.handle,
+        offset=plan.offsets[i] * size,
+        strides=tuple(s * size for s in plan.strides[i]),
     )
 
 
-def fill(t: ember.Tensor, value: float) -> None:
-    if t.numel():
-        host_view(t)[...] = value
+def fill(dst: Storage, value: float, plan: ElementwisePlan) -> None:
+    view(dst, plan, 0)[...] = value
 
 
-def copy(dst: ember.Tensor, src: ember.Tensor) -> None:
-    if dst.numel():
-        host_view(dst)[...] = host_view(src)
+def copy(dst: Storage, src: Storage, plan: ElementwisePlan) -> None:
+    view(dst, plan, 0)[...] = view(src, plan, 1)
 
 
 @hookimpl
-def ember_devices() -> list[ember.DeviceBackend]:
+def ember_devices() -> list[DeviceBackend]:
     return [ToyBackend(), ToyOffBackend()]
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import ember
-from ember._dispatch import KernelRegistry
-from ember.plugins import hookimpl
+from ember.plugins.sdk import ElementwisePlan, KernelRegistry, Storage, hookimpl
 
 
-def neg(out: ember.Tensor, a: ember.Tensor) -> None:
-    from ember_toy import host_view
+def neg(out: Storage, a: Storage, plan: ElementwisePlan) -> None:
+    from ember_toy import view
 
-    host_view(out)[...] = -host_view(a)
+    view(out, plan, 0)[...] = -view(a, plan, 1)
 
 
 @hookimpl
