@@ -29,11 +29,25 @@ class FakeBackend(ember.DeviceBackend):
     def allocate(self, nbytes: int, index: int) -> tuple[Any, int]:
         return np.zeros(nbytes, dtype=np.uint8), 0
 
-    def copy_from_host(self, handle: Any, byte_offset: int, source: np.ndarray, index: int) -> None:
+    def copy_from_host(
+        self,
+        handle: Any,
+        byte_offset: int,
+        source: np.ndarray,
+        index: int,
+        non_blocking: bool = False,
+    ) -> None:
         data = np.ascontiguousarray(source).reshape(-1).view(np.uint8)
         handle[byte_offset : byte_offset + data.size] = data
 
-    def copy_to_host(self, handle: Any, byte_offset: int, target: np.ndarray, index: int) -> None:
+    def copy_to_host(
+        self,
+        handle: Any,
+        byte_offset: int,
+        target: np.ndarray,
+        index: int,
+        non_blocking: bool = False,
+    ) -> None:
         view = target.reshape(-1).view(np.uint8)
         view[:] = handle[byte_offset : byte_offset + view.size]
 
