@@ -35,6 +35,8 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# One session: tests/, the conformance kit ember.testing on every installed device, and the
+# docs' examples (testpaths in pyproject.toml). EMBER_TEST_DEVICES=cpu narrows the devices.
 pytest: setup
 	$(BIN)/pytest -n 2 -q
 

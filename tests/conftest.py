@@ -1,4 +1,5 @@
-"""Settings shared by every test folder: hypothesis profiles sized for a 2-core CI run."""
+"""Settings shared by every test folder: hypothesis profiles sized for a 2-core CI run, and
+what CI requires to be installed."""
 
 from __future__ import annotations
 
@@ -15,12 +16,28 @@ settings.register_profile("thorough", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+#: the device types `make test` installs; under CI each must be available, so that the kit
+#: and the device tests run on all of them instead of skipping the missing ones
+EXPECTED_DEVICE_TYPES = ("cpu", "opencl")
+
+
 def pytest_configure(config: object) -> None:
-    """In CI the PyTorch parity tests must run: a missing reference is an error, not a skip."""
+    """In CI the PyTorch parity tests and every expected device must run: a missing reference
+    or device is an error, not a skip."""
     import importlib.util
 
-    if os.environ.get("CI") and importlib.util.find_spec("torch") is None:
+    if not os.environ.get("CI"):
+        return
+    if importlib.util.find_spec("torch") is None:
         raise RuntimeError(
             "CI requires torch (the dev extra) for the parity tests; run `make test`, which "
             "installs it"
+        )
+    import ember
+
+    missing = [t for t in EXPECTED_DEVICE_TYPES if not ember.is_available(t)]
+    if missing:
+        raise RuntimeError(
+            f"CI requires the device types {', '.join(missing)} (see `python -m ember info`); "
+            "run `make test`, which installs them (PoCL for opencl)"
         )

@@ -25,6 +25,9 @@ class DeviceBackend:
     #: device needs no stream objects: the defaults below give it trivially complete
     #: streams and events, and its allocator keeps a single pool.
     synchronous: bool = True
+    #: Path of this device's known-failures file for the `ember.testing` conformance kit
+    #: (docs/plugins/testing-a-device.md), shipped as package data; None when it has none.
+    known_failures_file: str | None = None
 
     def device_count(self) -> int:
         """How many devices of this type exist (0 when unavailable)."""

@@ -1,7 +1,7 @@
-"""The conformance suite's `device` parametrization and `rng` fixture, for the nn tests."""
+"""The kit's `device` parametrization and `rng` fixture, for the nn tests."""
 
 from __future__ import annotations
 
-from conformance.conftest import pytest_generate_tests, rng
+from ember.testing import pytest_generate_tests, rng
 
 __all__ = ["pytest_generate_tests", "rng"]

@@ -48,7 +48,7 @@ def test_to_rejects_integer_dtypes() -> None:
 
 
 def test_to_device_and_back(device: str) -> None:
-    """Runs on every available device (the conformance suite's `device` parametrization)."""
+    """Runs on every device under test (the kit's `device` parametrization)."""
     m = _model()
     weight = m.weight
     m.to(device)

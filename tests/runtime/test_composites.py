@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conformance._reference import FLOATS, INTS, assert_close, host, laid_out, make
 
 import ember
 import ember.nn.functional as F
 from ember._dispatch import OPS, Op
 from ember._ops import names
 from ember.autograd import gradcheck
+from ember.testing.ops._reference import FLOATS, INTS, assert_close, host, laid_out, make
 
 COMPOSITE_OPS: dict[str, Op] = {
     op.name: op

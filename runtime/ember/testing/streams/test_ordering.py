@@ -14,12 +14,12 @@ KERNELS = 60
 
 
 def test_host_returns_from_enqueueing_long_before_the_device_finishes(
-    opencl: ember.device,
+    async_device: ember.device,
 ) -> None:
-    x = ember.ones(N, device=opencl)
-    idle(opencl)
-    start = ember.Event(opencl, enable_timing=True)
-    end = ember.Event(opencl, enable_timing=True)
+    x = ember.ones(N, device=async_device)
+    idle(async_device)
+    start = ember.Event(async_device, enable_timing=True)
+    end = ember.Event(async_device, enable_timing=True)
     start.record()
     began = time.perf_counter()
     acc = chain(x, KERNELS)
@@ -33,16 +33,16 @@ def test_host_returns_from_enqueueing_long_before_the_device_finishes(
     assert acc[N - 1].item() == KERNELS + 1.0
 
 
-def test_wait_stream_orders_the_consumer_after_the_producer(opencl: ember.device) -> None:
-    x = ember.ones(N, device=opencl)
-    idle(opencl)
+def test_wait_stream_orders_the_consumer_after_the_producer(async_device: ember.device) -> None:
+    x = ember.ones(N, device=async_device)
+    idle(async_device)
     produced = chain(x, KERNELS)  # the producer, on the default stream
-    producer_done = ember.Event(opencl, enable_timing=True)
+    producer_done = ember.Event(async_device, enable_timing=True)
     producer_done.record()
-    side = ember.Stream(opencl)
-    side.wait_stream(ember.current_stream(opencl))
+    side = ember.Stream(async_device)
+    side.wait_stream(ember.current_stream(async_device))
     with ember.stream(side):
-        consumer_started = ember.Event(opencl, enable_timing=True)
+        consumer_started = ember.Event(async_device, enable_timing=True)
         consumer_started.record()
         consumed = produced * 2.0
         consumer_done = side.record_event()
@@ -57,13 +57,13 @@ def test_wait_stream_orders_the_consumer_after_the_producer(opencl: ember.device
     np.testing.assert_array_equal(values, np.full(N, 2.0 * (KERNELS + 1), np.float32))
 
 
-def test_wait_event_orders_a_stream_after_an_event(opencl: ember.device) -> None:
-    x = ember.ones(N, device=opencl)
-    idle(opencl)
+def test_wait_event_orders_a_stream_after_an_event(async_device: ember.device) -> None:
+    x = ember.ones(N, device=async_device)
+    idle(async_device)
     produced = chain(x, KERNELS)
-    done = ember.Event(opencl)
+    done = ember.Event(async_device)
     done.record()
-    side = ember.Stream(opencl)
+    side = ember.Stream(async_device)
     side.wait_event(done)
     with ember.stream(side):
         total = produced.sum()
@@ -76,11 +76,11 @@ def test_wait_event_orders_a_stream_after_an_event(opencl: ember.device) -> None
         assert total.item() == float(N * (KERNELS + 1))
 
 
-def test_a_host_read_waits_for_its_own_stream_only(opencl: ember.device) -> None:
-    x = ember.ones(N, device=opencl)
-    small = ember.arange(5, dtype=ember.float32, device=opencl)
-    idle(opencl)
-    side = ember.Stream(opencl)
+def test_a_host_read_waits_for_its_own_stream_only(async_device: ember.device) -> None:
+    x = ember.ones(N, device=async_device)
+    small = ember.arange(5, dtype=ember.float32, device=async_device)
+    idle(async_device)
+    side = ember.Stream(async_device)
     with ember.stream(side):
         busy = chain(x, KERNELS)
         side_done = side.record_event()
@@ -92,14 +92,14 @@ def test_a_host_read_waits_for_its_own_stream_only(opencl: ember.device) -> None
         assert busy[0].item() == KERNELS + 1.0
 
 
-def test_synchronize_waits_for_every_stream(opencl: ember.device) -> None:
-    x = ember.ones(N, device=opencl)
-    idle(opencl)
-    side = ember.Stream(opencl)
+def test_synchronize_waits_for_every_stream(async_device: ember.device) -> None:
+    x = ember.ones(N, device=async_device)
+    idle(async_device)
+    side = ember.Stream(async_device)
     with ember.stream(side):
         chain(x, KERNELS // 2)
         side_done = side.record_event()
-    default_done = ember.current_stream(opencl).record_event()
-    ember.synchronize(opencl)
+    default_done = ember.current_stream(async_device).record_event()
+    ember.synchronize(async_device)
     assert side_done.query() and default_done.query()
-    assert side.query() and ember.current_stream(opencl).query()
+    assert side.query() and ember.current_stream(async_device).query()

@@ -74,7 +74,9 @@ DOMAINS: dict[str, tuple[float, float]] = {
 }
 
 
-def sample(shape: Shape, dtype: ember.dtype, rng: np.random.Generator, domain: str = "any"):
+def sample(
+    shape: Shape, dtype: ember.dtype, rng: np.random.Generator, domain: str = "any"
+) -> np.ndarray:
     """Random values of `dtype` in `domain` (see DOMAINS, plus "nonzero" and "pow2").
 
     Integers stay small (|x| <= 5) so no sum or product in the suite overflows;
@@ -105,8 +107,7 @@ def sample(shape: Shape, dtype: ember.dtype, rng: np.random.Generator, domain: s
         return rng.choice([-4.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 4.0], size=shape).astype(
             dtype.numpy
         )
-    low, high = DOMAINS[domain]
-    return rng.uniform(low, high, size=shape).astype(dtype.numpy)
+    return rng.uniform(*DOMAINS[domain], size=shape).astype(dtype.numpy)
 
 
 def discrete(shape: Shape, dtype: ember.dtype, rng: np.random.Generator) -> np.ndarray:
