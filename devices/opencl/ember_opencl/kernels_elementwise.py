@@ -356,9 +356,9 @@ def arange_(out: Tensor, start: Any, step: Any) -> None:
 def register(registry: KernelRegistry) -> None:
     """Register this family's kernels for the opencl device."""
     for name in ops.UNARY:
-        registry.register(name, "opencl", _unary(name))
+        registry.register(name, "opencl", _unary(name), rendered=True)
     for name in ops.BINARY:
-        registry.register(name, "opencl", _binary(name))
+        registry.register(name, "opencl", _binary(name), rendered=True)
     registry.register(ops.WHERE, "opencl", where)
     registry.register(ops.COPY, "opencl", copy_)
     registry.register(ops.FILL, "opencl", fill_)
