@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ember import _dtype
-from ember._device import device
+from ember import _dtype, _upper
+from ember._device import check_usable, device
 from ember._dispatch import kernel_for
 from ember._ops import names
 from ember._ops._known_bounds import remember_host_values
@@ -54,10 +54,10 @@ def copy_(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 def _copy_backward(node: Any, g: Tensor) -> tuple[Tensor, Tensor]:
-    from ember._ops.creation import zeros
-
     # The old values of dst no longer matter: their gradient is zero.
-    return zeros(g._shape, dtype=g._dtype, device=g._device), _to_device(g, node.ctx)
+    return _upper.ops.creation.zeros(g._shape, dtype=g._dtype, device=g._device), _to_device(
+        g, node.ctx
+    )
 
 
 def _to_device(g: Tensor, dev: device) -> Tensor:
@@ -179,9 +179,7 @@ def fill_(t: Tensor, value: Any) -> Tensor:
 
 
 def _fill_backward(node: Any, g: Tensor) -> tuple[Tensor]:
-    from ember._ops.creation import zeros
-
-    return (zeros(g._shape, dtype=g._dtype, device=g._device),)
+    return (_upper.ops.creation.zeros(g._shape, dtype=g._dtype, device=g._device),)
 
 
 def python_scalar(value: Any, dt: _dtype.dtype) -> bool | int | float:
@@ -242,8 +240,6 @@ def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         out = empty_tensor(t._shape, dt, dev)
         kernel_for(names.COPY, dev, dt)(out, t)
         return _record_to(t, out)
-    from ember._device import check_usable
-
     check_usable(dev)
     out = empty_tensor(t._shape, dt, dev)
     _copy_across_devices(out, t, non_blocking)

@@ -12,11 +12,12 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
-from ember import _ops
+from ember import _upper
 from ember._tensor import Tensor
 from ember.autograd import _mode
 from ember.autograd._anomaly import ANOMALY, check_nan, report_error
-from ember.autograd._graph import AccumulateGrad, Node, edge_of
+from ember.autograd._graph import edge_of
+from ember.autograd._node import AccumulateGrad, Node
 
 __all__ = ["run_backward"]
 
@@ -55,7 +56,7 @@ class _Run:
         ):
             if self.create_graph:
                 return grad
-            grad = _ops.conversion.clone(grad)
+            grad = _upper.ops.conversion.clone(grad)
         self.foreign.add(id(grad._storage))
         return grad.detach() if grad._autograd is not None else grad
 
@@ -188,7 +189,7 @@ def _leads_on(node: Node, keep: dict[Node, bool]) -> bool:
 
 def _add_to(buffer: Buffer, index: int, grad: Tensor) -> None:
     current = buffer[index]
-    buffer[index] = grad if current is None else _ops.elementwise.add(current, grad)
+    buffer[index] = grad if current is None else _upper.ops.elementwise.add(current, grad)
 
 
 def _tensor_hooks(run: _Run, node: Node, buffer: Buffer) -> None:
@@ -213,7 +214,7 @@ def _tensor_hooks(run: _Run, node: Node, buffer: Buffer) -> None:
 
 
 def _plus(a: Tensor, b: Tensor) -> Tensor:
-    return _ops.elementwise.add(a, b)
+    return _upper.ops.elementwise.add(a, b)
 
 
 def _capture(run: _Run, node: Node, buffer: Buffer) -> None:
@@ -254,9 +255,11 @@ def accumulate_grad(run: _Run, variable: Tensor, grad: Tensor) -> None:
     if meta.grad is None:
         meta.grad = run.deliver(grad)
     elif run.create_graph:
-        meta.grad = _ops.elementwise.add(meta.grad, grad)
+        meta.grad = _upper.ops.elementwise.add(meta.grad, grad)
     else:
-        _ops.elementwise.add_(meta.grad, grad.detach() if grad._autograd is not None else grad)
+        _upper.ops.elementwise.add_(
+            meta.grad, grad.detach() if grad._autograd is not None else grad
+        )
     if meta.post_accumulate_hooks:
         for hook, _ in meta.post_accumulate_hooks.items():
             hook(variable)

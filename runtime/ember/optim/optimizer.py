@@ -17,6 +17,7 @@ from typing import Any, TypeAlias
 
 from ember import _dtype
 from ember._ops import neg
+from ember._ops.creation import tensor
 from ember._tensor import Tensor
 from ember.autograd import _mode
 from ember.autograd._mode import enable_grad
@@ -378,8 +379,6 @@ def scalar_dtype() -> _dtype.dtype:
 
 
 def _step_tensor(value: float) -> Tensor:
-    from ember._ops.creation import tensor
-
     return tensor(value, dtype=scalar_dtype(), device="cpu")
 
 

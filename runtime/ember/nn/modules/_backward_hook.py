@@ -15,7 +15,9 @@ from typing import Any
 from ember._ops import creation
 from ember._tensor import Tensor, make_view
 from ember.autograd import _mode
-from ember.autograd._graph import AutogradMeta, Edge, Node, edge_of
+from ember.autograd._graph import edges_of
+from ember.autograd._meta import AutogradMeta
+from ember.autograd._node import Edge, Node
 
 __all__ = ["BackwardHook"]
 
@@ -146,8 +148,7 @@ def _wrap(
     tensors: list[Tensor] = [args[i] for i in index]
     if not (_mode.STATE.enabled and any(t.requires_grad for t in tensors)):
         return args, None
-    edges: tuple[Edge, ...] = tuple(edge_of(t) for t in tensors)
-    node = BackwardHookFunctionBackward(edges, tensors)
+    node = BackwardHookFunctionBackward(edges_of(tensors), tensors)
     node.register_hook(hook)
     result = list(args)
     for output_nr, (i, t) in enumerate(zip(index, tensors, strict=True)):
