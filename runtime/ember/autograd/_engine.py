@@ -24,8 +24,11 @@ __all__ = ["run_backward"]
 Buffer = list[Tensor | None]
 
 
-def _call_hook(hook: Any, grad: Any) -> Any:
-    return hook(grad)
+def _call_hook(hook: Any, flags: dict[str, bool], value: Any) -> Any:
+    """A tensor hook or a node pre-hook: hook(grad) or hook(grad_outputs)."""
+    result = hook(value)
+    # A node pre-hook may return a list; the next hook and node.apply see a tuple.
+    return tuple(result) if type(result) is list else result
 
 
 class _Run:
@@ -261,18 +264,17 @@ def accumulate_grad(run: _Run, variable: Tensor, grad: Tensor) -> None:
             meta.grad, grad.detach() if grad._autograd is not None else grad
         )
     if meta.post_accumulate_hooks:
-        for hook, _ in meta.post_accumulate_hooks.items():
-            hook(variable)
+        meta.post_accumulate_hooks.call_each(variable)
 
 
 def _apply(run: _Run, node: Node, buffer: Buffer) -> Sequence[Tensor | None]:
     hooks = node._hooks
     if hooks is not None and hooks.pre:
-        for hook, _ in hooks.pre.items():
-            result = hook(tuple(buffer))
-            if result is not None:
-                buffer = list(result)
-                run.foreign.update(id(g._storage) for g in buffer if g is not None)
+        given = tuple(buffer)
+        result = hooks.pre.run(given, _call_hook)
+        if result is not given:
+            buffer = list(result)
+            run.foreign.update(id(g._storage) for g in buffer if g is not None)
     if ANOMALY.enabled:
         try:
             grads = node.apply(buffer)
@@ -284,11 +286,16 @@ def _apply(run: _Run, node: Node, buffer: Buffer) -> Sequence[Tensor | None]:
     else:
         grads = node.apply(buffer)
     if hooks is not None and hooks.post:
-        for hook, _ in hooks.post.items():
-            result = hook(tuple(grads), tuple(buffer))
-            if result is not None:
-                grads = list(result)
-                run.foreign.update(id(g._storage) for g in grads if g is not None)
+        grad_outputs = tuple(buffer)
+
+        def call_post(hook: Any, flags: dict[str, bool], grad_inputs: Any) -> Any:
+            result = hook(tuple(grad_inputs), grad_outputs)
+            return None if result is None else list(result)
+
+        computed = grads
+        grads = hooks.post.run(grads, call_post)
+        if grads is not computed:
+            run.foreign.update(id(g._storage) for g in grads if g is not None)
     if not run.retain_graph:
         node.release()
     return grads

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from ember._tensor import Tensor
 from ember.autograd import _mode
-from ember.nn.modules._hooks import run_hooks
 from ember.nn.parameter import Parameter
+from ember.utils.hooks import run_hooks
 
 if TYPE_CHECKING:
     from ember.nn.modules.module import Module  # cold path; module.py imports this module
