@@ -1,4 +1,4 @@
-"""The recorded graph: per-tensor autograd metadata, nodes, and recording.
+"""Recording the graph as ops run, and views of tensors in the graph.
 
 Ops record a `FormulaNode` when grad mode is on and an input requires grad. The node keeps
 its inputs' edges (`next_functions`), what the derivative formula needs (saved tensors,
@@ -9,12 +9,10 @@ inputs are reduced and cast back here, once, rather than in every formula.
 Recording is on the hot path of every op that touches a tensor requiring grad, so nodes
 are built by `new_node` (no `__init__` chain) and filled by direct slot stores.
 
-Views of tensors in the graph are handled here too, since recording and views call each
-other (recording an op on a stale view regenerates the view's grad_fn, which records):
-Views of tensors in the graph: in-place writes through them, and bases that changed.
-
-An op whose output shares its first input's storage (a view: t[0], t.view(...), ...)
-marks the output's metadata with the view's root base and the storage version it saw.
+Views live here too, since recording and views call each other (recording an op on a
+stale view regenerates the view's grad_fn, which records). An op whose output shares
+its first input's storage (a view: t[0], t.view(...), ...) marks the output's metadata
+with the view's root base and the storage version it saw.
 
 * An in-place op on such a view changes its base too, so, as PyTorch's CopySlices does,
   the base is rebased onto a node whose gradient goes to the written region from the

@@ -42,7 +42,7 @@ class AutogradMeta:
         self.accumulator: AccumulateGrad | None = None
         self.hooks: HookRegistry | None = None
         self.post_accumulate_hooks: HookRegistry | None = None
-        # Views (see _views.py): the root base, and the storage version the view was made at.
+        # Views (see _graph.py): the root base, and the storage version the view was made at.
         self.base: Tensor | None = None
         self.view_version = 0
 
