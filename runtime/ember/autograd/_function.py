@@ -16,7 +16,7 @@ from ember._tensor import Tensor, make_view
 from ember.autograd import _mode
 from ember.autograd._graph import edges_of
 from ember.autograd._meta import AutogradMeta, nonleaf_meta
-from ember.autograd._node import NO_EDGE, Node, conform, new_node
+from ember.autograd._node import NO_EDGE, Node, conform, init_node
 from ember.autograd._saved import alias, metas_of, unpack, versions_of
 
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"]
@@ -206,7 +206,8 @@ def _new_ctx(cls: type[Function], args: tuple[Any, ...]) -> BackwardCFunction:
         if node is not None:
             needs[i] = True
             input_meta[i] = (x._shape, x._dtype, x._device)
-    ctx = new_node(cls._backward_cls, edges)
+    ctx = cls._backward_cls.__new__(cls._backward_cls)
+    init_node(ctx, edges)
     ctx.needs_input_grad = tuple(needs)
     ctx._tensor_inputs = tuple(tensor_inputs)
     ctx._input_meta = tuple(input_meta)

@@ -7,7 +7,7 @@ each input that differs from the output's, so that gradients of broadcast or pro
 inputs are reduced and cast back here, once, rather than in every formula.
 
 Recording is on the hot path of every op that touches a tensor requiring grad, so nodes
-are built by `new_node` (no `__init__` chain) and filled by direct slot stores.
+are made with `object.__new__`, set up by `init_node` and filled by direct slot stores.
 
 Views live here too, since recording and views call each other (recording an op on a
 stale view regenerates the view's grad_fn, which records). An op whose output shares
@@ -36,7 +36,7 @@ from ember._dispatch import OPS, kernel_for
 from ember._tensor import Tensor, contiguous_strides, make_view
 from ember.autograd import _mode
 from ember.autograd._meta import nonleaf_meta
-from ember.autograd._node import NO_EDGE, AccumulateGrad, Edge, Formula, FormulaNode, new_node
+from ember.autograd._node import NO_EDGE, AccumulateGrad, Edge, Formula, FormulaNode, init_node
 from ember.autograd._saved import alias, metas_of, versions_of
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
 
 Layout = tuple[Tensor, Tensor, int]  # storage positions of (base, view), buffer size
 _STATE = _mode.STATE
+_new = object.__new__
 
 
 def needs_grad(*tensors: Any) -> bool:
@@ -80,7 +81,13 @@ def edges_of(inputs: Sequence[Any]) -> tuple[Edge, ...]:
     one edge collection of every node kind (ops, custom Functions, module hooks)."""
     edges = []
     for x in inputs:
-        edges.append(edge_of(x) if isinstance(x, Tensor) and x._autograd is not None else NO_EDGE)
+        meta = x._autograd if isinstance(x, Tensor) else None
+        if meta is None or not meta.requires_grad:
+            edges.append(NO_EDGE)
+        elif meta.grad_fn is not None and meta.base is None:
+            edges.append((meta.grad_fn, meta.output_nr))  # inlined: the common case
+        else:
+            edges.append(edge_of(x))  # a leaf, or a view that may need refreshing
     return tuple(edges)
 
 
@@ -108,7 +115,8 @@ def record(
             if input_meta is None:
                 input_meta = [None] * len(inputs)
             input_meta[i] = (x._shape, x._dtype)
-    node = new_node(FormulaNode, edges)
+    node: FormulaNode = _new(FormulaNode)
+    init_node(node, edges)
     node._name = name
     node._formula = formula
     node.input_meta = None if input_meta is None else tuple(input_meta)
@@ -141,7 +149,8 @@ def record_elementwise(
 ) -> None:  # fmt: skip
     """`record` for the elementwise fast paths, whose tensor inputs have the output's shape
     and dtype, so no gradient needs reducing or casting."""
-    node = new_node(FormulaNode, edges_of(inputs))
+    node: FormulaNode = _new(FormulaNode)
+    init_node(node, edges_of(inputs))
     node._name = name
     node._formula = formula
     node.input_meta = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from ember import _upper
 from ember._tensor import Tensor
@@ -21,21 +21,26 @@ from ember.utils.hooks import HookRegistry, RemovableHandle
 
 __all__ = [
     "NO_EDGE", "AccumulateGrad", "Edge", "Formula", "FormulaNode", "Node", "NodeHooks",
-    "conform", "new_node", "sum_to_shape",
+    "conform", "init_node", "sum_to_shape",
 ]  # fmt: skip
 
 Edge = tuple["Node | None", int]
 NO_EDGE: Edge = (None, 0)
 _sequence = itertools.count()
 _new = object.__new__
-N = TypeVar("N", bound="Node")
 
 
-def new_node(cls: type[N], edges: tuple[Edge, ...], num_outputs: int = 1) -> N:
-    """A node of class `cls` without running its `__init__` (the recording fast path)."""
-    node: N = _new(cls)
-    Node.__init__(node, edges, num_outputs)
-    return node
+def init_node(node: Node, edges: tuple[Edge, ...], num_outputs: int = 1) -> None:
+    """Set a node's graph fields: the one place that does, for every kind of node.
+
+    `Node.__init__` calls it; the recording fast path and custom Functions call it on an
+    object made with `object.__new__`, skipping `__init__` chains.
+    """
+    node.next_functions = edges
+    node.num_outputs = num_outputs
+    node.sequence_nr = next(_sequence)
+    node._hooks = None
+    node.trace = forward_trace() if ANOMALY.enabled else None
 
 
 class NodeHooks:
@@ -64,13 +69,7 @@ class Node:
     _hooks: NodeHooks | None
 
     def __init__(self, next_functions: tuple[Edge, ...], num_outputs: int = 1) -> None:
-        # The one place that sets a node's graph fields: every node, however it is built
-        # (new_node, a custom Function's ctx, AccumulateGrad), comes through here.
-        self.next_functions = next_functions
-        self.num_outputs = num_outputs
-        self.sequence_nr = next(_sequence)
-        self._hooks = None
-        self.trace = forward_trace() if ANOMALY.enabled else None
+        init_node(self, next_functions, num_outputs)
 
     def name(self) -> str:
         """The node's name, as PyTorch prints it (e.g. "MulBackward")."""
