@@ -82,6 +82,9 @@ class Tensor(
 
 
 _new_tensor = object.__new__
+# Bound once: CPython compiles `imported_name.method(...)` as an attribute load (it guesses
+# a module), which cannot specialise for a dict method; a bound method is one fast call.
+_cached_strides = _STRIDES_CACHE.get
 
 
 def empty_tensor(shape: Shape, dt: dtypes.dtype, dev: device) -> Tensor:
@@ -93,7 +96,7 @@ def empty_tensor(shape: Shape, dt: dtypes.dtype, dev: device) -> Tensor:
     t._storage = Storage(dev, n * dt.itemsize)
     t._offset = 0
     t._shape = shape
-    t._strides = _STRIDES_CACHE.get(shape) or contiguous_strides(shape)
+    t._strides = _cached_strides(shape) or contiguous_strides(shape)
     t._dtype = dt
     t._device = dev
     t._contiguous = True
