@@ -304,6 +304,7 @@ class CachingAllocator:
 
     def _defer_until_used(self, freed: Freed, streams: list[Stream]) -> None:
         """Keep the block out of every pool until `streams` pass the current point."""
+        # Cold (a block freed after record_stream); _stream imports _device, which imports us.
         from ember._stream import Event
 
         events = []

@@ -128,7 +128,9 @@ def default_for_category(category: int) -> dtype:
     return int64 if category == _INT else bool
 
 
-_Tensor: Any = None  # ember._tensor.Tensor, imported on first use (it imports this module)
+# ember._tensor.Tensor, imported on first use, once per process: the tensor layer sits
+# above this one and imports it.
+_Tensor: Any = None
 
 
 def _load_tensor_type() -> Any:

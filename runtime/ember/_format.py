@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ember import _dtype
+from ember import _dtype, _upper
 
 if TYPE_CHECKING:
     from ember._tensor import Tensor
@@ -70,9 +70,7 @@ def _format_values(values: np.ndarray) -> str:
 
 def format_tensor(t: Tensor) -> str:
     """PyTorch-style repr of `t`, with device and dtype suffixes where not the defaults."""
-    from ember._ops.conversion import to_host_array
-
-    values = to_host_array(t)
+    values = _upper.ops.conversion.to_host_array(t)
     body = _format_values(values)
     suffixes = []
     if t._device.type != "cpu":

@@ -4,6 +4,9 @@ by name below."""
 
 from __future__ import annotations
 
+import sys
+
+from ember import _upper
 from ember._ops import (
     conversion,
     creation,
@@ -27,6 +30,7 @@ from ember._ops.random import *  # noqa: F403
 from ember._ops.reduction import *  # noqa: F403
 from ember._ops.shape import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
+from ember.autograd import _api as _autograd_api
 
 __all__: list[str] = []
 __all__ += conversion.__all__
@@ -39,3 +43,6 @@ __all__ += reduction.__all__
 __all__ += shape.__all__
 __all__ += unary.__all__
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
+
+# The tensor layer and autograd, below this package, reach ops through `ember._upper`.
+_upper.bind(sys.modules[__name__], _autograd_api)

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ember import _ops
+from ember import _upper
 from ember._tensor import Tensor
 
 __all__ = ["FORMULAS"]
@@ -83,27 +83,27 @@ def _add(node: Any, g: Tensor) -> Sequence[Any]:
 
 
 def _sub(node: Any, g: Tensor) -> Sequence[Any]:
-    return g, _ops.unary.neg(g) if node.needs_input_grad(1) else None
+    return g, _upper.ops.unary.neg(g) if node.needs_input_grad(1) else None
 
 
 def _mul(node: Any, g: Tensor) -> Sequence[Any]:
-    ew = _ops.elementwise
+    ew = _upper.ops.elementwise
     a, b = _operands(node)
     want_a, want_b = _wanted(node)
     return (ew.mul(g, b) if want_a else None), (ew.mul(g, a) if want_b else None)
 
 
 def _div(node: Any, g: Tensor) -> Sequence[Any]:
-    ew = _ops.elementwise
+    ew = _upper.ops.elementwise
     a, b = _operands(node)
     want_a, want_b = _wanted(node)
     grad_a = ew.div(g, b)
-    grad_b = _ops.unary.neg(ew.div(ew.mul(grad_a, a), b)) if want_b else None
+    grad_b = _upper.ops.unary.neg(ew.div(ew.mul(grad_a, a), b)) if want_b else None
     return (grad_a if want_a else None), grad_b
 
 
 def _pow(node: Any, g: Tensor) -> Sequence[Any]:
-    ew, unary = _ops.elementwise, _ops.unary
+    ew, unary = _upper.ops.elementwise, _upper.ops.unary
     a, b = _operands(node)
     want_a, want_b = _wanted(node)
     grad_a = grad_b = None
@@ -134,9 +134,9 @@ def _log_scalar(value: float) -> float:
 
 
 def _extremum(node: Any, g: Tensor, a_wins: Tensor, tie: Tensor) -> Sequence[Any]:
-    where = _ops.unary.where
+    where = _upper.ops.unary.where
     # Ties split the gradient evenly, as in PyTorch's maximum/minimum.
-    half = _ops.elementwise.mul(g, 0.5)
+    half = _upper.ops.elementwise.mul(g, 0.5)
     want_a, want_b = _wanted(node)
     grad_a = where(tie, half, where(a_wins, g, 0.0)) if want_a else None
     grad_b = where(tie, half, where(a_wins, 0.0, g)) if want_b else None
@@ -144,37 +144,37 @@ def _extremum(node: Any, g: Tensor, a_wins: Tensor, tie: Tensor) -> Sequence[Any
 
 
 def _maximum(node: Any, g: Tensor) -> Sequence[Any]:
-    ew = _ops.elementwise
+    ew = _upper.ops.elementwise
     a, b = _operands(node)
     return _extremum(node, g, ew.gt(a, b), ew.eq(a, b))
 
 
 def _minimum(node: Any, g: Tensor) -> Sequence[Any]:
-    ew = _ops.elementwise
+    ew = _upper.ops.elementwise
     a, b = _operands(node)
     return _extremum(node, g, ew.lt(a, b), ew.eq(a, b))
 
 
 def _remainder(node: Any, g: Tensor) -> Sequence[Any]:
-    ew = _ops.elementwise
+    ew = _upper.ops.elementwise
     a, b = _operands(node)
     grad_b = None
     if node.needs_input_grad(1):
-        grad_b = ew.mul(_ops.unary.neg(g), _ops.unary.floor(ew.div(a, b)))
+        grad_b = ew.mul(_upper.ops.unary.neg(g), _upper.ops.unary.floor(ew.div(a, b)))
     return g, grad_b
 
 
 def _fmod(node: Any, g: Tensor) -> Sequence[Any]:
-    ew = _ops.elementwise
+    ew = _upper.ops.elementwise
     a, b = _operands(node)
     grad_b = None
     if node.needs_input_grad(1):
-        grad_b = ew.mul(_ops.unary.neg(g), _ops.unary.trunc(ew.div(a, b)))
+        grad_b = ew.mul(_upper.ops.unary.neg(g), _upper.ops.unary.trunc(ew.div(a, b)))
     return g, grad_b
 
 
 def _zero(node: Any, g: Tensor) -> Sequence[Any]:
-    zero = _ops.elementwise.mul(g, 0.0)
+    zero = _upper.ops.elementwise.mul(g, 0.0)
     return zero, zero
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ember import _dtype
-from ember._device import device
+from ember import _dtype, _upper
+from ember._device import check_usable, device
 from ember._ops import _launch
 from ember._ops._known_bounds import remember_host_values
 from ember._ops._meta import broadcast_shapes, broadcast_strides, describe
@@ -53,10 +53,10 @@ def copy_(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 def _copy_backward(node: Any, g: Tensor) -> tuple[Tensor, Tensor]:
-    from ember._ops.creation import zeros
-
     # The old values of dst no longer matter: their gradient is zero.
-    return zeros(g._shape, dtype=g._dtype, device=g._device), _to_device(g, node.ctx)
+    return _upper.ops.creation.zeros(g._shape, dtype=g._dtype, device=g._device), _to_device(
+        g, node.ctx
+    )
 
 
 def _to_device(g: Tensor, dev: device) -> Tensor:
@@ -182,9 +182,7 @@ def fill_(t: Tensor, value: Any) -> Tensor:
 
 
 def _fill_backward(node: Any, g: Tensor) -> tuple[Tensor]:
-    from ember._ops.creation import zeros
-
-    return (zeros(g._shape, dtype=g._dtype, device=g._device),)
+    return (_upper.ops.creation.zeros(g._shape, dtype=g._dtype, device=g._device),)
 
 
 def python_scalar(value: Any, dt: _dtype.dtype) -> bool | int | float:
@@ -245,8 +243,6 @@ def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         out = empty_tensor(t._shape, dt, dev)
         _launch.copy(out, t)
         return _record_to(t, out)
-    from ember._device import check_usable
-
     check_usable(dev)
     out = empty_tensor(t._shape, dt, dev)
     _copy_across_devices(out, t, non_blocking)

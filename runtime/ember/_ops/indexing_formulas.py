@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ember import _ops
+from ember import _upper
 from ember._ops import _launch
 from ember._ops._index_tensors import contiguous_copy
 from ember._ops.elementwise import check_inplace, detached
@@ -31,7 +31,7 @@ Index = tuple[Any, ...]
 
 
 def _zeros_like_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
-    return _ops.creation.zeros(shape, dtype=g._dtype, device=g._device)
+    return _upper.ops.creation.zeros(shape, dtype=g._dtype, device=g._device)
 
 
 def record_inplace(
@@ -61,7 +61,7 @@ def getitem_backward(node: Any, g: Tensor) -> Sequence[Any]:
 def index_put(base: Tensor, items: Index, values: Any, accumulate: bool) -> Tensor:
     """A copy of `base` with `values` written (or added) at `base[items]`; recorded."""
     out = contiguous_copy(base)
-    _ops.indexing.write_index(out, items, detached(values), accumulate)
+    _upper.ops.indexing.write_index(out, items, detached(values), accumulate)
     if needs_grad(base, values):
         value_shape = values._shape if isinstance(values, Tensor) else None
         name = "IndexPutBackward" if accumulate else "CopySlices"
@@ -77,7 +77,7 @@ def index_put_backward(node: Any, g: Tensor) -> Sequence[Any]:
         grad_base = g if accumulate else index_put(g, items, 0.0, False)
     grad_values = None
     if value_shape is not None and node.needs_input_grad(1):
-        grad_values = _to_value_shape(_ops.indexing.getitem(g, items), value_shape)
+        grad_values = _to_value_shape(_upper.ops.indexing.getitem(g, items), value_shape)
     return grad_base, grad_values
 
 
@@ -85,7 +85,7 @@ def _to_value_shape(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     """A value may carry extra leading size-1 dims (x[0] = ones(1, 3) for x of (2, 3))."""
     extra = len(shape) - len(grad._shape)
     if extra > 0:
-        grad = _ops.shape.reshape(grad, (1,) * extra + grad._shape)
+        grad = _upper.ops.shape.reshape(grad, (1,) * extra + grad._shape)
     return grad
 
 
@@ -96,12 +96,12 @@ def gather_backward(node: Any, g: Tensor) -> Sequence[Any]:
     """Saved: index; ctx: (dim, input shape)."""
     (index,) = node.saved
     dim, shape = node.ctx
-    return (_ops.indexing.scatter_add(_zeros_like_shape(g, shape), dim, index, g),)
+    return (_upper.ops.indexing.scatter_add(_zeros_like_shape(g, shape), dim, index, g),)
 
 
 def _source_grad(g: Tensor, dim: int, index: Tensor, src_shape: tuple[int, ...]) -> Tensor:
     """The gradient of scatter's `src`: read back at `index`, zero where src went unused."""
-    picked = _ops.indexing.gather(g, dim, index)
+    picked = _upper.ops.indexing.gather(g, dim, index)
     if picked._shape == src_shape:
         return picked
     region = tuple(slice(0, n) for n in index._shape)
@@ -112,7 +112,9 @@ def scatter_backward(node: Any, g: Tensor) -> Sequence[Any]:
     """Inputs (self, src); saved: index; ctx: (dim, src shape or None for a scalar)."""
     (index,) = node.saved
     dim, src_shape = node.ctx
-    grad_self = _ops.indexing.scatter(g, dim, index, 0.0) if node.needs_input_grad(0) else None
+    grad_self = (
+        _upper.ops.indexing.scatter(g, dim, index, 0.0) if node.needs_input_grad(0) else None
+    )
     grad_src = None
     if src_shape is not None and node.needs_input_grad(1):
         grad_src = _source_grad(g, dim, index, src_shape)
@@ -144,10 +146,10 @@ def take_backward(node: Any, g: Tensor) -> Sequence[Any]:
     n = 1
     for size in shape:
         n *= size
-    flat_grad = _ops.shape.reshape(g, (-1,))
-    flat_index = _ops.shape.reshape(index, (-1,))
+    flat_grad = _upper.ops.shape.reshape(g, (-1,))
+    flat_index = _upper.ops.shape.reshape(index, (-1,))
     flat = index_put(_zeros_like_shape(g, (n,)), (flat_index,), flat_grad, True)
-    return (_ops.shape.reshape(flat, shape),)
+    return (_upper.ops.shape.reshape(flat, shape),)
 
 
 # -- masked_fill ---------------------------------------------------------------------------
@@ -156,9 +158,9 @@ def take_backward(node: Any, g: Tensor) -> Sequence[Any]:
 def masked_fill_backward(node: Any, g: Tensor) -> Sequence[Any]:
     """Inputs (self, value); saved: mask. The graph sums grad_self back to self's shape."""
     (mask,) = node.saved
-    where = _ops.unary.where
+    where = _upper.ops.unary.where
     grad_self = where(mask, 0.0, g) if node.needs_input_grad(0) else None
     grad_value = None
     if node.needs_input_grad(1):
-        grad_value = _ops.reduction.sum(where(mask, g, 0.0))
+        grad_value = _upper.ops.reduction.sum(where(mask, g, 0.0))
     return grad_self, grad_value

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember import _upper
 from ember._tensor import Tensor
 
 __all__ = ["bmm_backward", "mm_backward"]
@@ -18,19 +19,16 @@ __all__ = ["bmm_backward", "mm_backward"]
 
 def mm_backward(node: Any, g: Tensor) -> Sequence[Any]:
     """The gradients of mm(a, b)."""
-    from ember._ops import linalg, shape
-
-    return _product_backward(node, g, linalg.mm, shape.t)
+    return _product_backward(node, g, _upper.ops.linalg.mm, _upper.ops.shape.t)
 
 
 def bmm_backward(node: Any, g: Tensor) -> Sequence[Any]:
     """The gradients of bmm(a, b)."""
-    from ember._ops import linalg, shape
 
     def transposed(t: Tensor) -> Tensor:
-        return shape.transpose(t, 1, 2)
+        return _upper.ops.shape.transpose(t, 1, 2)
 
-    return _product_backward(node, g, linalg.bmm, transposed)
+    return _product_backward(node, g, _upper.ops.linalg.bmm, transposed)
 
 
 def _product_backward(node: Any, g: Tensor, product: Any, transposed: Any) -> Sequence[Any]:

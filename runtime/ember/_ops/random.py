@@ -7,6 +7,7 @@ device that implements the primitives.
 
 from __future__ import annotations
 
+import secrets
 import threading
 from typing import Any
 
@@ -14,11 +15,14 @@ import numpy as np
 
 from ember import _dtype
 from ember._device import DeviceLike, device
+from ember._device import devices as available_types
 from ember._dispatch import kernel_for
+from ember._ops import elementwise as ew
 from ember._ops import names
 from ember._ops._meta import normalize_shape
-from ember._ops.creation import _requiring_grad, resolve_device
+from ember._ops.creation import _requiring_grad, resolve_device, tensor
 from ember._tensor import Tensor, empty_tensor
+from ember.plugins._manager import MANAGER
 
 __all__ = [
     "Generator",
@@ -59,8 +63,6 @@ class Generator:
 
     def seed(self) -> int:
         """Seed from OS entropy and return the seed."""
-        import secrets
-
         self.manual_seed(secrets.randbits(63))
         return self._seed
 
@@ -69,8 +71,6 @@ class Generator:
 
     def get_state(self) -> Tensor:
         """The state as an int64 tensor (seed, offset)."""
-        from ember._ops.creation import tensor
-
         seed = self._seed - (1 << 64) if self._seed >= 1 << 63 else self._seed
         return tensor([seed, self._offset], dtype=_dtype.int64, device="cpu")
 
@@ -100,9 +100,6 @@ def default_generator(dev: device) -> Generator:
 
 def manual_seed(seed: int) -> Generator:
     """Seed the default generator of every device; return the cpu one."""
-    from ember._device import devices as available_types
-    from ember.plugins._manager import MANAGER
-
     for type_name in available_types():
         for index in range(MANAGER.device_types[type_name].count):
             default_generator(device(type_name, index)).manual_seed(seed)
@@ -287,8 +284,6 @@ def normal(
 ) -> Tensor:
     """Normal samples: elementwise from tensor mean/std, or of `size` from scalars."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        from ember._ops import elementwise as ew
-
         like = mean if isinstance(mean, Tensor) else std
         shape_source = (
             ew.add(mean, ew.mul(std, 0.0))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ember import _dtype
+from ember import _dtype, _upper
 from ember._ops import _launch, names
 from ember._ops._composites_index import index_select_into
 from ember._tensor import Tensor, empty_tensor
@@ -27,27 +27,18 @@ __all__ = [
 Shape = tuple[int, ...]
 
 
-def _ops() -> tuple[Any, Any, Any, Any]:
-    from ember._ops import conversion, elementwise, reduction, shape
-
-    return conversion, elementwise, reduction, shape
-
-
 def _keep(g: Tensor, keep_shape: Shape) -> Tensor:
     """The gradient of a reduction in keepdim form (its dims of size 1 restored)."""
     if g._shape == keep_shape:
         return g
-    from ember._ops import shape
 
-    return shape.reshape(g, keep_shape)
+    return _upper.ops.shape.reshape(g, keep_shape)
 
 
 def sum_backward(node: Any, g: Tensor) -> Sequence[Any]:
     """ctx: (input shape, keepdim shape)."""
-    from ember._ops import shape
-
     input_shape, keep_shape = node.ctx
-    return (shape.expand(_keep(g, keep_shape), input_shape),)
+    return (_upper.ops.shape.expand(_keep(g, keep_shape), input_shape),)
 
 
 def prod_backward(node: Any, g: Tensor) -> Sequence[Any]:
@@ -59,7 +50,8 @@ def prod_backward(node: Any, g: Tensor) -> Sequence[Any]:
     zero-valued terms are written as products with the zero elements themselves (`spare`)
     so that the second derivatives come out right at zeros too.
     """
-    conv, ew, red, _ = _ops()
+    ops = _upper.ops
+    conv, ew, red = ops.conversion, ops.elementwise, ops.reduction
     (x,) = node.saved
     dims, keep_shape = node.ctx
     dt = x._dtype
@@ -86,7 +78,8 @@ def extreme_backward(node: Any, g: Tensor) -> Sequence[Any]:
 
     The gradient is shared evenly among the elements equal to the extreme (PyTorch's rule).
     """
-    conv, ew, red, _ = _ops()
+    ops = _upper.ops
+    conv, ew, red = ops.conversion, ops.elementwise, ops.reduction
     x, y = node.saved
     dims, keep_shape = node.ctx
     mask = conv.cast(ew.eq(x, _keep(y, keep_shape)), x._dtype)
@@ -99,16 +92,16 @@ def value_at_index_backward(node: Any, g: Tensor) -> Sequence[Any]:
 
     ctx: (input shape, dim, keepdim shape).
     """
-    from ember._ops.creation import arange
 
-    conv, ew, _, shape = _ops()
+    ops = _upper.ops
+    conv, ew = ops.conversion, ops.elementwise
     (indices,) = node.saved
     input_shape, d, keep_shape = node.ctx
     if not input_shape:
         return (g,)
     n = input_shape[d]
-    positions = shape.reshape(
-        arange(n, dtype=_dtype.int64, device=g._device),
+    positions = _upper.ops.shape.reshape(
+        _upper.ops.creation.arange(n, dtype=_dtype.int64, device=g._device),
         tuple(n if i == d else 1 for i in range(len(input_shape))),
     )
     one_hot = conv.cast(ew.eq(positions, _keep(indices, keep_shape)), g._dtype)
@@ -124,11 +117,10 @@ def reverse_cumsum(g: Tensor, d: int) -> Tensor:
     """out[i] = sum of g[j] for j >= i along `d` (flip, cumsum, flip; no cancellation)."""
     if not g._shape or g._shape[d] <= 1:
         return g
-    from ember._ops.creation import arange
 
     dev, dt = g._device, g._dtype
     n = g._shape[d]
-    backwards = arange(n - 1, -1, -1, dtype=_dtype.int64, device=dev)
+    backwards = _upper.ops.creation.arange(n - 1, -1, -1, dtype=_dtype.int64, device=dev)
     flipped = empty_tensor(g._shape, dt, dev)
     summed = empty_tensor(g._shape, dt, dev)
     out = empty_tensor(g._shape, dt, dev)
@@ -142,6 +134,5 @@ def reverse_cumsum(g: Tensor, d: int) -> Tensor:
 
 
 def _reverse_cumsum_backward(node: Any, g: Tensor) -> Sequence[Any]:
-    from ember._ops import reduction
 
-    return (reduction.cumsum(g, node.ctx),)
+    return (_upper.ops.reduction.cumsum(g, node.ctx),)

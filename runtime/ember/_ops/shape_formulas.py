@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ember import _dtype
+from ember import _dtype, _upper
 from ember._dispatch import kernel_for
 from ember._ops import _launch, names
 from ember._ops._composites_index import take_into
@@ -29,12 +29,6 @@ Shape = tuple[int, ...]
 ViewFn = Callable[..., Tensor]
 
 
-def _shape_ops() -> Any:
-    from ember._ops import shape
-
-    return shape
-
-
 def track(name: str, formula: Any, t: Tensor, out: Tensor, ctx: Any) -> None:
     """Record view `out` of `t` when `t` takes part in autograd (callers check `_autograd`)."""
     if needs_grad(t):
@@ -48,7 +42,7 @@ def alias_backward(node: Any, g: Tensor) -> Sequence[Any]:
 
 def reshape_backward(node: Any, g: Tensor) -> Sequence[Any]:
     """view, reshape, squeeze, unsqueeze, flatten, unflatten: ctx is the input's shape."""
-    return (_shape_ops().reshape(g, node.ctx),)
+    return (_upper.ops.shape.reshape(g, node.ctx),)
 
 
 def permute_backward(node: Any, g: Tensor) -> Sequence[Any]:
@@ -57,12 +51,12 @@ def permute_backward(node: Any, g: Tensor) -> Sequence[Any]:
     inverse = [0] * len(order)
     for i, d in enumerate(order):
         inverse[d] = i
-    return (_shape_ops().permute(g, inverse),)
+    return (_upper.ops.shape.permute(g, inverse),)
 
 
 def transpose_backward(node: Any, g: Tensor) -> Sequence[Any]:
     """ctx is the (dim0, dim1) pair, its own inverse."""
-    return (_shape_ops().transpose(g, *node.ctx),)
+    return (_upper.ops.shape.transpose(g, *node.ctx),)
 
 
 def slice_backward(node: Any, g: Tensor) -> Sequence[Any]:
@@ -76,9 +70,7 @@ def embed(g: Tensor, shape: Shape, view: ViewFn, args: tuple[Any, ...], name: st
 
     Recorded as `name` when `g` needs grad; its own derivative is the view again.
     """
-    from ember._ops.creation import zeros
-
-    out = zeros(shape, dtype=g._dtype, device=g._device)
+    out = _upper.ops.creation.zeros(shape, dtype=g._dtype, device=g._device)
     target = view(out, *args)  # `out` is outside the graph, so this view records nothing
     if target.numel():
         _launch.copy(target, g)
@@ -94,12 +86,10 @@ def _embed_backward(node: Any, g: Tensor) -> Sequence[Any]:
 
 def cat_backward(node: Any, g: Tensor) -> Sequence[Any]:
     """ctx is (dim, [(start, length) or None for a skipped 1-d empty input])."""
-    from ember._ops.creation import zeros
-
     dim, spans = node.ctx
-    narrow = _shape_ops().narrow
+    narrow = _upper.ops.shape.narrow
     return [
-        zeros((0,), dtype=g._dtype, device=g._device)
+        _upper.ops.creation.zeros((0,), dtype=g._dtype, device=g._device)
         if span is None
         else narrow(g, dim, span[0], span[1])
         for span in spans
@@ -118,8 +108,6 @@ def as_strided_backward(node: Any, g: Tensor) -> Sequence[Any]:
     read it; each input element then takes the gradient of the element it sits on, shared
     evenly among the input elements that overlap there (as PyTorch does).
     """
-    from ember._ops import elementwise
-
     source, result = node.ctx
     low = min(_lowest(source), _lowest(result))
     size = max(_highest(source), _highest(result)) - low + 1
@@ -129,7 +117,7 @@ def as_strided_backward(node: Any, g: Tensor) -> Sequence[Any]:
     if not _non_overlapping(source):
         ones = empty_tensor(source[0], g._dtype, g._device)
         _launch.fill(ones, 1.0)
-        grad = elementwise.div(grad, storage_map(ones, in_index, in_index, size))
+        grad = _upper.ops.elementwise.div(grad, storage_map(ones, in_index, in_index, size))
     return (grad,)
 
 
@@ -183,16 +171,15 @@ def _highest(geometry: Geometry) -> int:
 
 def _storage_index(geometry: Geometry, low: int, dev: Any) -> Tensor:
     """The int64 storage position (minus `low`) of every element of a geometry."""
-    from ember._ops import elementwise
-    from ember._ops.creation import arange, full
-
     shape, strides, offset = geometry
     ndim = len(shape)
-    index = full((1,) * ndim, offset - low, dtype=_dtype.int64, device=dev)
+    index = _upper.ops.creation.full((1,) * ndim, offset - low, dtype=_dtype.int64, device=dev)
     for d, (n, s) in enumerate(zip(shape, strides, strict=True)):
-        step = elementwise.mul(arange(n, dtype=_dtype.int64, device=dev), s)
+        step = _upper.ops.elementwise.mul(
+            _upper.ops.creation.arange(n, dtype=_dtype.int64, device=dev), s
+        )
         along = (1,) * d + (n,) + (1,) * (ndim - d - 1)
-        index = elementwise.add(index, _shape_ops().reshape(step, along))
+        index = _upper.ops.elementwise.add(index, _upper.ops.shape.reshape(step, along))
     return index
 
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ember import _ops
+from ember import _upper
 from ember._tensor import Tensor
 
 __all__ = ["FORMULAS", "clamp_backward", "where_backward"]
@@ -19,11 +19,11 @@ Formula = Callable[[Any, Tensor], Sequence[Any]]
 
 
 def _ew() -> Any:
-    return _ops.elementwise
+    return _upper.ops.elementwise
 
 
 def _un() -> Any:
-    return _ops.unary
+    return _upper.ops.unary
 
 
 def _neg(node: Any, g: Tensor) -> Sequence[Any]:
@@ -119,7 +119,7 @@ def _zero(node: Any, g: Tensor) -> Sequence[Any]:
 
 
 def _conversion() -> Any:
-    return _ops.conversion
+    return _upper.ops.conversion
 
 
 FORMULAS: dict[str, tuple[Formula, str]] = {

@@ -11,7 +11,6 @@ from ember.autograd._anomaly import (
 from ember.autograd._api import backward, grad
 from ember.autograd._function import Function, FunctionCtx, once_differentiable
 from ember.autograd._gradcheck import GradcheckError, gradcheck, gradgradcheck
-from ember.autograd._graph import Node
 from ember.autograd._mode import (
     enable_grad,
     inference_mode,
@@ -20,6 +19,7 @@ from ember.autograd._mode import (
     no_grad,
     set_grad_enabled,
 )
+from ember.autograd._node import Node
 
 __all__ = [
     "Function",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
+from ember import _upper
 from ember._tensor import Tensor
 
 __all__ = [
@@ -128,9 +129,8 @@ def report_error(node: Any) -> None:
 
 def check_nan(node: Any, grads: Sequence[Any]) -> None:
     """Raise if a floating-point gradient that `node` returned holds a NaN."""
-    from ember._ops import elementwise, reduction
-
+    ops = _upper.ops
     for i, grad in enumerate(grads):
         floating = isinstance(grad, Tensor) and grad._dtype.is_floating_point and grad.numel()
-        if floating and reduction.any(elementwise.ne(grad, grad)).item():
+        if floating and ops.reduction.any(ops.elementwise.ne(grad, grad)).item():
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")

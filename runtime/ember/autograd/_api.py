@@ -6,9 +6,10 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ember import _upper
 from ember._tensor import Tensor
 from ember.autograd._engine import run_backward
-from ember.autograd._graph import AutogradMeta, meta_of
+from ember.autograd._meta import AutogradMeta, meta_of
 from ember.utils.hooks import HookRegistry, RemovableHandle
 
 __all__ = ["backward", "grad"]
@@ -20,8 +21,7 @@ def _as_list(value: Tensor | Sequence[Any]) -> list[Any]:
 
 def _default_grads(outputs: list[Tensor], grads: list[Any] | None) -> list[Tensor]:
     """The gradient of each output: given, or ones for a one-element output."""
-    from ember._ops import conversion, creation
-
+    conversion, creation = _upper.ops.conversion, _upper.ops.creation
     if grads is not None and len(grads) != len(outputs):
         raise RuntimeError(
             f"grad requires one gradient per output: got {len(grads)} gradients and "
@@ -90,8 +90,7 @@ def grad(
     materialize_grads: bool = False,
 ) -> tuple[Tensor | None, ...]:
     """The gradients of `outputs` with respect to `inputs` (nothing accumulates in `.grad`)."""
-    from ember._ops import creation
-
+    creation = _upper.ops.creation
     if is_grads_batched:
         raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported")
     if allow_unused is None:

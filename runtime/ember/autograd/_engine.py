@@ -12,19 +12,23 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
-from ember import _ops
+from ember import _upper
 from ember._tensor import Tensor
 from ember.autograd import _mode
 from ember.autograd._anomaly import ANOMALY, check_nan, report_error
-from ember.autograd._graph import AccumulateGrad, Node, edge_of
+from ember.autograd._graph import edge_of
+from ember.autograd._node import AccumulateGrad, Node
 
 __all__ = ["run_backward"]
 
 Buffer = list[Tensor | None]
 
 
-def _call_hook(hook: Any, grad: Any) -> Any:
-    return hook(grad)
+def _call_hook(hook: Any, flags: dict[str, bool], value: Any) -> Any:
+    """A tensor hook or a node pre-hook: hook(grad) or hook(grad_outputs)."""
+    result = hook(value)
+    # A node pre-hook may return a list; the next hook and node.apply see a tuple.
+    return tuple(result) if type(result) is list else result
 
 
 class _Run:
@@ -55,7 +59,7 @@ class _Run:
         ):
             if self.create_graph:
                 return grad
-            grad = _ops.conversion.clone(grad)
+            grad = _upper.ops.conversion.clone(grad)
         self.foreign.add(id(grad._storage))
         return grad.detach() if grad._autograd is not None else grad
 
@@ -188,7 +192,7 @@ def _leads_on(node: Node, keep: dict[Node, bool]) -> bool:
 
 def _add_to(buffer: Buffer, index: int, grad: Tensor) -> None:
     current = buffer[index]
-    buffer[index] = grad if current is None else _ops.elementwise.add(current, grad)
+    buffer[index] = grad if current is None else _upper.ops.elementwise.add(current, grad)
 
 
 def _tensor_hooks(run: _Run, node: Node, buffer: Buffer) -> None:
@@ -213,7 +217,7 @@ def _tensor_hooks(run: _Run, node: Node, buffer: Buffer) -> None:
 
 
 def _plus(a: Tensor, b: Tensor) -> Tensor:
-    return _ops.elementwise.add(a, b)
+    return _upper.ops.elementwise.add(a, b)
 
 
 def _capture(run: _Run, node: Node, buffer: Buffer) -> None:
@@ -254,22 +258,23 @@ def accumulate_grad(run: _Run, variable: Tensor, grad: Tensor) -> None:
     if meta.grad is None:
         meta.grad = run.deliver(grad)
     elif run.create_graph:
-        meta.grad = _ops.elementwise.add(meta.grad, grad)
+        meta.grad = _upper.ops.elementwise.add(meta.grad, grad)
     else:
-        _ops.elementwise.add_(meta.grad, grad.detach() if grad._autograd is not None else grad)
+        _upper.ops.elementwise.add_(
+            meta.grad, grad.detach() if grad._autograd is not None else grad
+        )
     if meta.post_accumulate_hooks:
-        for hook, _ in meta.post_accumulate_hooks.items():
-            hook(variable)
+        meta.post_accumulate_hooks.call_each(variable)
 
 
 def _apply(run: _Run, node: Node, buffer: Buffer) -> Sequence[Tensor | None]:
     hooks = node._hooks
     if hooks is not None and hooks.pre:
-        for hook, _ in hooks.pre.items():
-            result = hook(tuple(buffer))
-            if result is not None:
-                buffer = list(result)
-                run.foreign.update(id(g._storage) for g in buffer if g is not None)
+        given = tuple(buffer)
+        result = hooks.pre.run(given, _call_hook)
+        if result is not given:
+            buffer = list(result)
+            run.foreign.update(id(g._storage) for g in buffer if g is not None)
     if ANOMALY.enabled:
         try:
             grads = node.apply(buffer)
@@ -281,11 +286,16 @@ def _apply(run: _Run, node: Node, buffer: Buffer) -> Sequence[Tensor | None]:
     else:
         grads = node.apply(buffer)
     if hooks is not None and hooks.post:
-        for hook, _ in hooks.post.items():
-            result = hook(tuple(grads), tuple(buffer))
-            if result is not None:
-                grads = list(result)
-                run.foreign.update(id(g._storage) for g in grads if g is not None)
+        grad_outputs = tuple(buffer)
+
+        def call_post(hook: Any, flags: dict[str, bool], grad_inputs: Any) -> Any:
+            result = hook(tuple(grad_inputs), grad_outputs)
+            return None if result is None else list(result)
+
+        computed = grads
+        grads = hooks.post.run(grads, call_post)
+        if grads is not computed:
+            run.foreign.update(id(g._storage) for g in grads if g is not None)
     if not run.retain_graph:
         node.release()
     return grads

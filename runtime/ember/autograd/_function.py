@@ -7,12 +7,16 @@ the outputs' grad_fn: `ctx` is an instance of the generated node class `FBackwar
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from ember import _upper
 from ember._tensor import Tensor, make_view
 from ember.autograd import _mode
-from ember.autograd._graph import NO_EDGE, AutogradMeta, Edge, Node, edge_of, nonleaf_meta
+from ember.autograd._graph import edges_of
+from ember.autograd._meta import AutogradMeta, nonleaf_meta
+from ember.autograd._node import NO_EDGE, Node, conform, init_node
 from ember.autograd._saved import alias, metas_of, unpack, versions_of
 
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"]
@@ -83,16 +87,12 @@ class BackwardCFunction(Node, FunctionCtx):
 
 
 def _zeros(meta: tuple[Any, Any, Any]) -> Tensor:
-    from ember._ops import creation
-
     shape, dtype, device = meta
-    return creation.zeros(shape, dtype=dtype, device=device)
+    return _upper.ops.creation.zeros(shape, dtype=dtype, device=device)
 
 
 def _validate(node: BackwardCFunction, results: list[Any]) -> list[Tensor | None]:
     """One gradient per tensor input: counted, shaped and typed as PyTorch checks them."""
-    from ember.autograd._graph import conform
-
     expected = len(node.needs_input_grad)
     if len(results) > expected and all(r is None for r in results[expected:]):
         results = results[:expected]
@@ -195,23 +195,19 @@ class Function(metaclass=_FunctionMeta):
 
 
 def _new_ctx(cls: type[Function], args: tuple[Any, ...]) -> BackwardCFunction:
-    edges: list[Edge] = []
-    needs: list[bool] = []
-    tensor_inputs: list[int] = []
-    input_meta: list[tuple[Any, Any, Any] | None] = []
-    enabled = _mode.STATE.enabled
-    for i, x in enumerate(args):
-        if isinstance(x, Tensor):
-            tensor_inputs.append(i)
-            requires = enabled and x._autograd is not None and x._autograd.requires_grad
-            edges.append(edge_of(x) if requires else NO_EDGE)
-            input_meta.append((x._shape, x._dtype, x._device) if requires else None)
-            needs.append(requires)
-        else:
-            needs.append(False)
-            input_meta.append(None)
+    tensor_inputs = [i for i, x in enumerate(args) if isinstance(x, Tensor)]
+    tensors = [args[i] for i in tensor_inputs]
+    # Under no_grad nothing records: every edge is NO_EDGE.
+    edges = edges_of(tensors if _mode.STATE.enabled else ())
+    edges += (NO_EDGE,) * (len(tensors) - len(edges))
+    needs = [False] * len(args)
+    input_meta: list[tuple[Any, Any, Any] | None] = [None] * len(args)
+    for i, x, (node, _) in zip(tensor_inputs, tensors, edges, strict=True):
+        if node is not None:
+            needs[i] = True
+            input_meta[i] = (x._shape, x._dtype, x._device)
     ctx = cls._backward_cls.__new__(cls._backward_cls)
-    Node.__init__(ctx, tuple(edges))
+    init_node(ctx, edges)
     ctx.needs_input_grad = tuple(needs)
     ctx._tensor_inputs = tuple(tensor_inputs)
     ctx._input_meta = tuple(input_meta)
@@ -284,7 +280,6 @@ def _check_dirty(t: Tensor) -> None:
 
 def once_differentiable(fn: Any) -> Any:
     """Mark a backward as not itself differentiable: it runs with grad mode off."""
-    import functools
 
     @functools.wraps(fn)
     def wrapper(ctx: Any, *grads: Any) -> Any:

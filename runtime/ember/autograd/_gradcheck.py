@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ember import _upper
 from ember._tensor import Tensor
 from ember.autograd._api import grad as autograd_grad
 
@@ -28,9 +29,7 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
 
 
 def _host(t: Tensor) -> np.ndarray:
-    from ember._ops import conversion
-
-    return np.array(conversion.to_host_array(t.detach()), dtype=np.float64)
+    return np.array(_upper.ops.conversion.to_host_array(t.detach()), dtype=np.float64)
 
 
 def _differentiable_outputs(outputs: tuple[Any, ...]) -> list[Tensor]:
@@ -76,8 +75,6 @@ def _analytical(
     outputs: list[Tensor], inputs: tuple[Any, ...], wrt: list[int]
 ) -> list[list[np.ndarray]]:
     """[output][input] -> (n_in, n_out) Jacobian from one backward per output element."""
-    from ember._ops import creation
-
     result: list[list[np.ndarray]] = []
     for out in outputs:
         n_out = out.numel()
@@ -86,7 +83,7 @@ def _analytical(
             result.append(per_input)
             continue
         for k in range(n_out):
-            seed = creation.zeros(out._shape, dtype=out._dtype, device=out._device)
+            seed = _upper.ops.creation.zeros(out._shape, dtype=out._dtype, device=out._device)
             position = _position(k, out._shape)
             seed[position] = 1.0
             grads = autograd_grad(
@@ -262,8 +259,6 @@ def gradgradcheck(
 
 def _random_like(t: Tensor, seed: int) -> Tensor:
     """Values in [-1, 1) of `t`'s shape, dtype and device, requiring grad."""
-    from ember._ops import creation
-
     values = np.random.default_rng(seed).uniform(-1.0, 1.0, size=t._shape)
-    out = creation.tensor(values, dtype=t._dtype, device=t._device)
+    out = _upper.ops.creation.tensor(values, dtype=t._dtype, device=t._device)
     return out.requires_grad_()

@@ -1,4 +1,4 @@
-"""The recorded graph: per-tensor autograd metadata, nodes, and recording.
+"""Recording the graph as ops run, and views of tensors in the graph.
 
 Ops record a `FormulaNode` when grad mode is on and an input requires grad. The node keeps
 its inputs' edges (`next_functions`), what the derivative formula needs (saved tensors,
@@ -6,265 +6,46 @@ checked against the storage version counters, see _saved.py), and the shape and 
 each input that differs from the output's, so that gradients of broadcast or promoted
 inputs are reduced and cast back here, once, rather than in every formula.
 
-Recording is on the hot path of every op that touches a tensor requiring grad, so objects
-are built with `object.__new__` and direct slot stores, without `__init__` chains.
+Recording is on the hot path of every op that touches a tensor requiring grad, so nodes
+are made with `object.__new__`, set up by `init_node` and filled by direct slot stores.
+
+Views live here too, since recording and views call each other (recording an op on a
+stale view regenerates the view's grad_fn, which records). An op whose output shares
+its first input's storage (a view: t[0], t.view(...), ...) marks the output's metadata
+with the view's root base and the storage version it saw.
+
+* An in-place op on such a view changes its base too, so, as PyTorch's CopySlices does,
+  the base is rebased onto a node whose gradient goes to the written region from the
+  view's new history, and everywhere else to the base's old history; the view becomes a
+  view of the rebased base.
+* A view whose storage was written since it was taken (its base was modified in place)
+  no longer reads what its grad_fn describes; the next op that uses it regenerates its
+  grad_fn from the base's current history first.
+
+Both map gradients between the base and the view through their storage positions
+(`storage_map`, from the shape formulas), so they hold for any strides.
 """
 
 from __future__ import annotations
 
-import itertools
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from ember import _ops
-from ember._ops import _launch
-from ember._tensor import Tensor
-from ember.autograd import _mode, _views
-from ember.autograd._anomaly import ANOMALY, forward_trace
-from ember.autograd._saved import alias, metas_of, unpack, versions_of
-from ember.utils.hooks import HookRegistry, RemovableHandle
+from ember import _dtype, _upper
+from ember._tensor import Tensor, contiguous_strides, make_view
+from ember.autograd import _mode
+from ember.autograd._meta import nonleaf_meta
+from ember.autograd._node import NO_EDGE, AccumulateGrad, Edge, Formula, FormulaNode, init_node
+from ember.autograd._saved import alias, metas_of, versions_of
 
 __all__ = [
-    "AccumulateGrad", "AutogradMeta", "FormulaNode", "Node", "before_write", "check_inplace",
-    "edge_of", "meta_of", "needs_grad", "nonleaf_meta", "record", "record_elementwise",
-    "write_back",
+    "before_write", "check_inplace", "edge_of", "edges_of", "mark_view", "needs_grad",
+    "rebase_base", "record", "record_elementwise", "refresh", "write_back",
 ]  # fmt: skip
 
-Edge = tuple["Node | None", int]
-NO_EDGE: Edge = (None, 0)
-_sequence = itertools.count()
-_new = object.__new__
+Layout = tuple[Tensor, Tensor, int]  # storage positions of (base, view), buffer size
 _STATE = _mode.STATE
-
-
-class AutogradMeta:
-    """What a tensor taking part in autograd carries (None on every other tensor).
-
-    Leaves keep their gradient hooks here; hooks of non-leaf tensors live on their
-    grad_fn, keyed by output number, as in PyTorch.
-    """
-
-    __slots__ = (
-        "__weakref__", "accumulator", "base", "grad", "grad_fn", "hooks", "output_nr",
-        "post_accumulate_hooks", "requires_grad", "retains_grad", "view_version",
-    )  # fmt: skip
-
-    def __init__(
-        self, requires_grad: bool, grad_fn: Node | None = None, output_nr: int = 0
-    ) -> None:
-        self.requires_grad = requires_grad
-        self.grad: Tensor | None = None
-        self.grad_fn = grad_fn
-        self.output_nr = output_nr
-        self.retains_grad = False
-        self.accumulator: AccumulateGrad | None = None
-        self.hooks: HookRegistry | None = None
-        self.post_accumulate_hooks: HookRegistry | None = None
-        # Views (see _views.py): the root base, and the storage version the view was made at.
-        self.base: Tensor | None = None
-        self.view_version = 0
-
-
-def nonleaf_meta(node: Node, output_nr: int) -> AutogradMeta:
-    """Metadata of output `output_nr` of `node` (the recording fast path)."""
-    meta: AutogradMeta = _new(AutogradMeta)
-    meta.requires_grad = True
-    meta.grad = None
-    meta.grad_fn = node
-    meta.output_nr = output_nr
-    meta.retains_grad = False
-    meta.accumulator = None
-    meta.hooks = None
-    meta.post_accumulate_hooks = None
-    meta.base = None
-    return meta
-
-
-def meta_of(t: Tensor) -> AutogradMeta:
-    """`t`'s autograd metadata, created on first use."""
-    meta: AutogradMeta | None = t._autograd
-    if meta is None:
-        meta = t._autograd = AutogradMeta(False)
-    return meta
-
-
-class NodeHooks:
-    """A node's hooks, created on the first registration (most nodes never have any)."""
-
-    __slots__ = ("post", "pre", "retained", "tensor")
-
-    def __init__(self) -> None:
-        self.pre = HookRegistry()  # hook(grad_outputs) -> replacement or None
-        self.post = HookRegistry()  # hook(grad_inputs, grad_outputs) -> replacement or None
-        # Hooks of the non-leaf tensors this node produced, per output number.
-        self.tensor: dict[int, HookRegistry] = {}
-        # Output number -> metadata of the non-leaf tensor that retains its grad.
-        self.retained: dict[int, Any] = {}
-
-
-class Node:
-    """A backward function in the graph (PyTorch's `grad_fn`)."""
-
-    __slots__ = ("__weakref__", "_hooks", "next_functions", "num_outputs", "sequence_nr", "trace")
-
-    next_functions: tuple[Edge, ...]
-    num_outputs: int
-    sequence_nr: int
-    trace: list[str] | None
-    _hooks: NodeHooks | None
-
-    def __init__(self, next_functions: tuple[Edge, ...], num_outputs: int = 1) -> None:
-        self.next_functions = next_functions
-        self.num_outputs = num_outputs
-        self.sequence_nr = next(_sequence)
-        self._hooks = None
-        self.trace = forward_trace() if ANOMALY.enabled else None
-
-    def name(self) -> str:
-        """The node's name, as PyTorch prints it (e.g. "MulBackward")."""
-        return type(self).__name__
-
-    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
-        """The gradients of the forward's inputs, given those of its outputs."""
-        raise NotImplementedError
-
-    def release(self) -> None:
-        """Free what backward needed (after a backward without retain_graph)."""
-
-    def hooks(self) -> NodeHooks:
-        if self._hooks is None:
-            self._hooks = NodeHooks()
-        return self._hooks
-
-    def register_hook(self, hook: Callable[..., Any], *, prepend: bool = False) -> RemovableHandle:
-        """hook(grad_inputs, grad_outputs) after this node ran; may replace grad_inputs."""
-        return self.hooks().post.add(hook, prepend=prepend)
-
-    def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """hook(grad_outputs) before this node runs; may replace grad_outputs."""
-        return self.hooks().pre.add(hook)
-
-    def __call__(self, *grads: Tensor | None) -> Any:
-        """Run the node's backward directly (as PyTorch's Node.__call__)."""
-        result = self.apply(list(grads))
-        return result[0] if len(result) == 1 else tuple(result)
-
-    def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
-
-
-class AccumulateGrad(Node):
-    """The sink of a leaf tensor: the engine adds incoming gradients into its `.grad`.
-
-    The leaf's metadata keeps its accumulator and the accumulator refers to the leaf weakly,
-    so no reference cycle keeps a dropped leaf (and its `.grad`) alive.
-    """
-
-    __slots__ = ("_variable",)
-
-    def __init__(self, variable: Tensor) -> None:
-        super().__init__(())
-        self._variable = weakref.ref(variable)
-
-    @property
-    def variable(self) -> Tensor | None:
-        """The leaf tensor (None once it was garbage collected)."""
-        return self._variable()
-
-    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
-        return ()
-
-
-Formula = Callable[["FormulaNode", Tensor], Sequence[Any]]
-
-
-class FormulaNode(Node):
-    """A node whose backward is a derivative formula written in ember ops."""
-
-    __slots__ = (
-        "_formula", "_metas", "_name", "_outputs", "_saved", "_versions", "ctx", "input_meta",
-    )  # fmt: skip
-
-    _formula: Formula
-    _name: str
-    # The saved tensors (None once freed), their versions and metadata when saved, and
-    # which of them is the node's output (see _saved.py).
-    _saved: tuple[Tensor | None, ...] | None
-    _versions: tuple[int, ...]
-    _metas: tuple[Any, ...]
-    _outputs: tuple[int, ...] | None
-    ctx: Any
-    # Per input: None, or its (shape, dtype) when they differ from the output's (None
-    # altogether when no input's do).
-    input_meta: tuple[tuple[Any, Any] | None, ...] | None
-
-    def __init__(
-        self, name: str, formula: Formula, edges: tuple[Edge, ...],
-        input_meta: tuple[tuple[Any, Any] | None, ...] | None = None, ctx: Any = None,
-    ) -> None:  # fmt: skip
-        super().__init__(edges)
-        self._name = name
-        self._formula = formula
-        self._saved = ()
-        self._versions = ()
-        self._metas = ()
-        self._outputs = None
-        self.input_meta = input_meta
-        self.ctx = ctx
-
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def saved(self) -> tuple[Tensor, ...]:
-        """The saved tensors (then the output, if saved), checked for in-place changes."""
-        return unpack(self, self._saved, self._versions, self._metas, self._outputs)  # type: ignore[return-value]
-
-    def needs_input_grad(self, i: int) -> bool:
-        """Whether input `i` takes a gradient (formulas may skip the others)."""
-        return self.next_functions[i][0] is not None
-
-    def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
-        grad = grads[0]
-        if grad is None:
-            return (None,) * len(self.next_functions)
-        results = self._formula(self, grad)
-        edges = self.next_functions
-        input_meta = self.input_meta
-        out: list[Tensor | None] = []
-        for i, g in enumerate(results):
-            if g is None or edges[i][0] is None:
-                out.append(None)
-                continue
-            meta = None if input_meta is None else input_meta[i]
-            out.append(g if meta is None else conform(g, meta[0], meta[1]))
-        if len(out) != len(edges):
-            raise RuntimeError(
-                f"{self._name} returned {len(out)} gradients for {len(edges)} inputs"
-            )
-        return out
-
-    def release(self) -> None:
-        self._saved = None
-
-
-def conform(grad: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
-    """Reduce a gradient to its input's shape (undo broadcasting) and cast to its dtype."""
-    if grad._shape != shape:
-        grad = sum_to_shape(grad, shape)
-    if grad._dtype is not dtype:
-        grad = _ops.conversion.to(grad, dtype)
-    return grad
-
-
-def sum_to_shape(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """Sum `grad` over the dims that broadcasting added or expanded from size 1."""
-    lead = len(grad._shape) - len(shape)
-    dims = list(range(lead))
-    dims += [lead + i for i, size in enumerate(shape) if size == 1 and grad._shape[lead + i] != 1]
-    result = _ops.reduction.sum(grad, dims, keepdim=True) if dims else grad
-    return _ops.shape.reshape(result, shape) if result._shape != shape else result
+_new = object.__new__
 
 
 def needs_grad(*tensors: Any) -> bool:
@@ -285,13 +66,28 @@ def edge_of(t: Tensor) -> Edge:
     if meta is None or not meta.requires_grad:
         return NO_EDGE
     if meta.base is not None and t._storage.version != meta.view_version:
-        meta = _views.refresh(t)
+        meta = refresh(t)
     if meta.grad_fn is not None:
         return (meta.grad_fn, meta.output_nr)
     accumulator = meta.accumulator
     if accumulator is None:
         accumulator = meta.accumulator = AccumulateGrad(t)
     return (accumulator, 0)
+
+
+def edges_of(inputs: Sequence[Any]) -> tuple[Edge, ...]:
+    """The edge of each input (NO_EDGE for non-tensors and tensors outside autograd): the
+    one edge collection of every node kind (ops, custom Functions, module hooks)."""
+    edges = []
+    for x in inputs:
+        meta = x._autograd if isinstance(x, Tensor) else None
+        if meta is None or not meta.requires_grad:
+            edges.append(NO_EDGE)
+        elif meta.grad_fn is not None and meta.base is None:
+            edges.append((meta.grad_fn, meta.output_nr))  # inlined: the common case
+        else:
+            edges.append(edge_of(x))  # a leaf, or a view that may need refreshing
+    return tuple(edges)
 
 
 def record(
@@ -311,27 +107,15 @@ def record(
     """
     shape, dtype = output._shape, output._dtype
     previous = output._autograd
-    edges: list[Edge] = []
+    edges = edges_of(inputs)
     input_meta: list[tuple[Any, Any] | None] | None = None
     for i, x in enumerate(inputs):
-        meta = x._autograd if isinstance(x, Tensor) else None
-        if meta is None or not meta.requires_grad:
-            edges.append(NO_EDGE)
-            continue
-        if meta.base is not None and x._storage.version != meta.view_version:
-            meta = _views.refresh(x)
-        producer = meta.grad_fn
-        edges.append((producer, meta.output_nr) if producer is not None else edge_of(x))
-        if x._shape != shape or x._dtype is not dtype:
+        if edges[i][0] is not None and (x._shape != shape or x._dtype is not dtype):
             if input_meta is None:
                 input_meta = [None] * len(inputs)
             input_meta[i] = (x._shape, x._dtype)
     node: FormulaNode = _new(FormulaNode)
-    node.next_functions = tuple(edges)
-    node.num_outputs = 1
-    node.sequence_nr = next(_sequence)
-    node._hooks = None
-    node.trace = forward_trace() if ANOMALY.enabled else None
+    init_node(node, edges)
     node._name = name
     node._formula = formula
     node.input_meta = None if input_meta is None else tuple(input_meta)
@@ -352,9 +136,9 @@ def record(
     first = inputs[0] if inputs else None
     if output is first:
         if previous is not None and previous.base is not None:
-            _views.rebase_base(output, previous)  # an in-place op on a view
+            rebase_base(output, previous)  # an in-place op on a view
     elif isinstance(first, Tensor) and output._storage is first._storage:
-        _views.mark_view(output, first)
+        mark_view(output, first)
     return output
 
 
@@ -364,24 +148,8 @@ def record_elementwise(
 ) -> None:  # fmt: skip
     """`record` for the elementwise fast paths, whose tensor inputs have the output's shape
     and dtype, so no gradient needs reducing or casting."""
-    edges: list[Edge] = []
-    for x in inputs:
-        meta = x._autograd if isinstance(x, Tensor) else None
-        if meta is None or not meta.requires_grad:
-            edges.append(NO_EDGE)
-            continue
-        if meta.base is not None and x._storage.version != meta.view_version:
-            meta = _views.refresh(x)
-        if meta.grad_fn is not None:
-            edges.append((meta.grad_fn, meta.output_nr))
-        else:
-            edges.append(edge_of(x))
     node: FormulaNode = _new(FormulaNode)
-    node.next_functions = tuple(edges)
-    node.num_outputs = 1
-    node.sequence_nr = next(_sequence)
-    node._hooks = None
-    node.trace = forward_trace() if ANOMALY.enabled else None
+    init_node(node, edges_of(inputs))
     node._name = name
     node._formula = formula
     node.input_meta = None
@@ -432,25 +200,106 @@ def check_inplace(t: Tensor) -> None:
 def write_back(t: Tensor, result: Tensor) -> None:
     """Copy an out-of-place result into `t`, which then continues the graph from the
     result's node (and so does its base, when `t` is a view)."""
-
-    _launch.copy(t, result)
+    _upper.ops._launch.copy(t, result)
     t._storage.version += 1
     previous = t._autograd
     t._autograd = result._autograd
     if previous is not None and previous.base is not None and result._autograd is not None:
-        _views.rebase_base(t, previous)
+        rebase_base(t, previous)
 
 
 def before_write(t: Tensor) -> Tensor:
     """A copy of `t`'s values that takes t's place in the graph, for formulas of an
     in-place op that read t's old values."""
-    from ember._ops._index_tensors import contiguous_copy
-
-    copy = contiguous_copy(t)
+    copy = _upper.ops._index_tensors.contiguous_copy(t)
     meta = t._autograd
     if meta is not None and meta.requires_grad:
         if meta.base is not None and t._storage.version != meta.view_version:
-            meta = _views.refresh(t)
+            meta = refresh(t)
         if meta.grad_fn is not None:
             copy._autograd = nonleaf_meta(meta.grad_fn, meta.output_nr)
     return copy
+
+
+def mark_view(output: Tensor, source: Tensor) -> None:
+    """Record that `output` (just recorded) is a view of `source`'s root base."""
+    meta = output._autograd
+    source_meta = source._autograd
+    root = source_meta.base if source_meta is not None else None
+    if root is None:
+        root = source
+    meta.base = root
+    meta.view_version = output._storage.version
+
+
+def refresh(t: Tensor) -> Any:
+    """Regenerate the grad_fn of view `t` from its base's current history."""
+    root = t._autograd.base
+    _record_view(t, root)
+    return t._autograd
+
+
+def rebase_base(view: Tensor, old_meta: Any) -> None:
+    """After an in-place op rebased `view`, rebase its base (CopySlices) and make `view`
+    a view of the rebased base again."""
+    root = old_meta.base
+    meta = root._autograd
+    if meta is not None and meta.requires_grad and meta.grad_fn is None:
+        # Ops check this before writing (check_inplace); this guards the graph regardless.
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    layout = _layout(root, view)
+    record("CopySlices", _copy_slices_backward, (root, view), root, ctx=layout)
+    _record_view(view, root, layout)
+
+
+def _record_view(view: Tensor, root: Tensor, layout: Layout | None = None) -> None:
+    ctx = _layout(root, view) if layout is None else layout
+    record("AsStridedBackward", _view_backward, (root,), view, ctx=ctx)
+
+
+def _layout(root: Tensor, view: Tensor) -> Layout:
+    """The storage positions of every element of `root` and of `view` (int64 tensors of
+    their shapes, counted from the lowest position either reaches) and their span."""
+    low = min(root._offset, view._offset)
+    high = max(_highest(root), _highest(view))
+    return _positions(root, low), _positions(view, low), high - low + 1
+
+
+def _highest(t: Tensor) -> int:
+    if not t.numel():
+        return t._offset
+    return t._offset + sum((n - 1) * s for n, s in zip(t._shape, t._strides, strict=True))
+
+
+def _positions(t: Tensor, low: int) -> Tensor:
+    ops = _upper.ops
+    int64_arange, int64_binary = ops._index_tensors.int64_arange, ops._index_tensors.int64_binary
+    dev = t._device
+    ndim = len(t._shape)
+    total = ops.creation.full((1,) * ndim, t._offset - low, dtype=_dtype.int64, device=dev)
+    for d, (size, stride) in enumerate(zip(t._shape, t._strides, strict=True)):
+        along = tuple(size if i == d else 1 for i in range(ndim))
+        steps = make_view(int64_arange(size, stride, dev), 0, along, contiguous_strides(along))
+        total = int64_binary("add", total, steps)
+    return total
+
+
+def _view_backward(node: Any, g: Tensor) -> Sequence[Any]:
+    """The view's gradient placed at its storage positions within the base."""
+    root_positions, view_positions, size = node.ctx
+    return (_upper.ops.shape_formulas.storage_map(g, view_positions, root_positions, size),)
+
+
+def _copy_slices_backward(node: Any, g: Tensor) -> Sequence[Any]:
+    """Inputs (base before the write, view after it): the written region's gradient goes
+    to the view, the rest to the old base."""
+    root_positions, view_positions, size = node.ctx
+    storage_map = _upper.ops.shape_formulas.storage_map
+    region = storage_map(g, root_positions, view_positions, size)
+    grad_root = None
+    if node.needs_input_grad(0):
+        written = storage_map(region, view_positions, root_positions, size)
+        grad_root = _upper.ops.elementwise.sub(g, written)
+    return grad_root, region

@@ -16,6 +16,7 @@ from typing import Any
 from ember._tensor import Tensor
 from ember.autograd import _mode
 from ember.autograd._anomaly import ANOMALY
+from ember.autograd._meta import nonleaf_meta
 
 __all__ = ["alias", "freed_error", "unpack", "versions_of"]
 
@@ -99,8 +100,6 @@ def unpack(
             raise _modified(t, versions[i], node, metas[i], nr)
     if outputs is None or not _STATE.enabled:
         return tensors
-    from ember.autograd._graph import nonleaf_meta
-
     # create_graph: saved outputs are differentiable again, through the node that made them.
     result = list(tensors)
     for i, nr in enumerate(outputs):

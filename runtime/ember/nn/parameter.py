@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember._ops import creation
 from ember._tensor import Tensor
 
 __all__ = ["Parameter"]
@@ -22,8 +23,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:
-            from ember._ops import creation
-
             data = creation.empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(

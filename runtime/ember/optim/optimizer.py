@@ -17,10 +17,11 @@ from typing import Any, TypeAlias
 
 from ember import _dtype
 from ember._ops import neg
+from ember._ops.creation import tensor
 from ember._tensor import Tensor
 from ember.autograd import _mode
 from ember.autograd._mode import enable_grad
-from ember.utils.hooks import HookRegistry, RemovableHandle
+from ember.utils.hooks import HookRegistry, RemovableHandle, run_hooks
 
 __all__ = [
     "Optimizer",
@@ -82,8 +83,8 @@ def _hooked_step(step: Callable[..., Any]) -> Callable[..., Any]:
             self._in_step = False
         self._opt_called = True
         if _global_step_post_hooks or self._step_post_hooks:
-            for hook, _ in chain(self._step_post_hooks.items(), _global_step_post_hooks.items()):
-                hook(self, args, kwargs)
+            self._step_post_hooks.call_each(self, args, kwargs)
+            _global_step_post_hooks.call_each(self, args, kwargs)
         return result
 
     wrapper._ember_step = True  # type: ignore[attr-defined]
@@ -291,16 +292,16 @@ class Optimizer:
     def _run_step_pre_hooks(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        for hook, _ in chain(_global_step_pre_hooks.items(), self._step_pre_hooks.items()):
-            result = hook(self, args, kwargs)
-            if result is not None:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError(
-                        "optimizer step pre-hook must return None or a tuple of "
-                        f"(new_args, new_kwargs), but got {result!r}"
-                    )
-                args, kwargs = result
-        return args, kwargs
+        def call(hook: Any, flags: dict[str, bool], value: Any) -> Any:
+            result = hook(self, *value)
+            if result is not None and not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError(
+                    "optimizer step pre-hook must return None or a tuple of "
+                    f"(new_args, new_kwargs), but got {result!r}"
+                )
+            return result
+
+        return run_hooks((args, kwargs), call, _global_step_pre_hooks, self._step_pre_hooks)
 
     # -- state dicts ----------------------------------------------------------------------
 
@@ -310,8 +311,7 @@ class Optimizer:
         Parameters are numbered in group order, as PyTorch numbers them; the state's tensors
         are the optimizer's own (not copies).
         """
-        for hook, _ in self._state_dict_pre_hooks.items():
-            hook(self)
+        self._state_dict_pre_hooks.call_each(self)
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -322,7 +322,7 @@ class Optimizer:
             groups.append(packed)
         state = {(index[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
         result: StateDict = {"state": state, "param_groups": groups}
-        return self._state_dict_post_hooks.run(result, lambda hook, sd: hook(self, sd))
+        return self._state_dict_post_hooks.run(result, lambda hook, _, sd: hook(self, sd))
 
     def load_state_dict(self, state_dict: StateDict) -> None:
         """Load a `state_dict()`: groups must match in number and sizes.
@@ -332,7 +332,7 @@ class Optimizer:
         """
         state_dict = dict(state_dict)
         state_dict = self._load_state_dict_pre_hooks.run(
-            state_dict, lambda hook, sd: hook(self, sd)
+            state_dict, lambda hook, _, sd: hook(self, sd)
         )
         groups = self.param_groups
         saved_groups = [_copy_plain(g) for g in state_dict["param_groups"]]
@@ -367,8 +367,7 @@ class Optimizer:
         self.state = state
         self.param_groups = saved_groups
         self._step_values.clear()
-        for hook, _ in self._load_state_dict_post_hooks.items():
-            hook(self)
+        self._load_state_dict_post_hooks.call_each(self)
 
 
 def scalar_dtype() -> _dtype.dtype:
@@ -378,8 +377,6 @@ def scalar_dtype() -> _dtype.dtype:
 
 
 def _step_tensor(value: float) -> Tensor:
-    from ember._ops.creation import tensor
-
     return tensor(value, dtype=scalar_dtype(), device="cpu")
 
 

@@ -11,6 +11,9 @@ from typing import Final
 
 import pytest
 
+import ember
+from ember._dispatch import REGISTRY
+
 from ._items import DEVICE_PROPERTY, SUBJECT_PROPERTY
 
 #: the order in which one test's reports overrule each other (a failed teardown after a
@@ -77,9 +80,6 @@ class CoverageRecorder:
 
 def render(devices: dict[str, DeviceCoverage]) -> list[str]:
     """The report's lines, one block per device."""
-    import ember
-    from ember._dispatch import REGISTRY
-
     ember.devices()  # loads the plugins, whose kernels the registry then holds
     lines: list[str] = []
     for device in sorted(devices):

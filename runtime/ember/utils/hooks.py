@@ -1,4 +1,6 @@
-"""Removable hook handles and the one hook-registry type that every hook kind uses."""
+"""Removable hook handles, the one hook-registry type that every hook kind uses, and the
+one loop that runs hooks (`run_hooks`): modules, tensors, the autograd engine and optimizers
+all go through it, each saying only how to call one hook."""
 
 from __future__ import annotations
 
@@ -7,9 +9,12 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any
 
-__all__ = ["HookRegistry", "RemovableHandle"]
+__all__ = ["HookCall", "HookRegistry", "RemovableHandle", "run_hooks"]
 
 _ids = itertools.count()
+
+#: call(hook, flags, value) calls one hook; a non-None result replaces `value`.
+HookCall = Callable[[Callable[..., Any], dict[str, bool], Any], Any]
 
 
 class RemovableHandle:
@@ -77,10 +82,37 @@ class HookRegistry:
         for key, hook in list(self._hooks.items()):
             yield hook, self._flags.get(key, {})
 
-    def run(self, value: Any, call: Callable[[Callable[..., Any], Any], Any]) -> Any:
-        """Thread `value` through every hook: a hook returning non-None replaces it."""
+    def run(self, value: Any, call: HookCall) -> Any:
+        """Thread `value` through this registry's hooks (see `run_hooks`)."""
+        return run_hooks(value, call, self)
+
+    def call_each(self, *args: Any) -> None:
+        """Call every hook with `args`, for its side effects (results are ignored)."""
         for hook, _ in self.items():
-            result = call(hook, value)
+            hook(*args)
+
+    @classmethod
+    def merged(cls, *registries: HookRegistry) -> HookRegistry:
+        """A snapshot of the hooks of `registries`, in order (flags kept)."""
+        merged = cls()
+        for registry in registries:
+            merged._hooks.update(registry._hooks)
+            merged._flags.update(registry._flags)
+        return merged
+
+
+def run_hooks(value: Any, call: HookCall, *registries: HookRegistry) -> Any:
+    """Thread `value` through the hooks of `registries`, in order.
+
+    `call(hook, flags, value)` calls one hook; a non-None result replaces `value` (the call
+    may validate or reshape it first, e.g. wrap a pre-hook's single argument in a tuple).
+    """
+    for registry in registries:
+        if not registry:
+            continue
+        # items() snapshots the registry, so a hook may remove itself while running.
+        for hook, flags in registry.items():
+            result = call(hook, flags, value)
             if result is not None:
                 value = result
-        return value
+    return value

@@ -19,7 +19,8 @@ from ember._ops import names, reduction, unary
 from ember._ops._meta import wrap_dim
 from ember._ops.conversion import cast
 from ember._tensor import Tensor, empty_tensor
-from ember.autograd._graph import FormulaNode, needs_grad, record
+from ember.autograd._graph import needs_grad, record
+from ember.autograd._node import FormulaNode
 
 __all__ = [
     "elu", "gelu", "hardtanh", "leaky_relu", "leaky_relu_", "log_softmax", "logsigmoid", "relu",

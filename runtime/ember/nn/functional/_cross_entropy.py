@@ -15,7 +15,8 @@ from ember._ops import reduction as reduce_ops
 from ember._ops import shape as shape_ops
 from ember._ops._index_tensors import bounds
 from ember._tensor import Tensor
-from ember.autograd._graph import FormulaNode, needs_grad, record
+from ember.autograd._graph import needs_grad, record
+from ember.autograd._node import FormulaNode
 from ember.nn.functional import _reduction
 from ember.nn.functional._activation import log_softmax
 

@@ -8,8 +8,9 @@ from ember._ops import elementwise as ew
 from ember._ops import shape as shape_ops
 from ember._ops._index_tensors import bounds
 from ember._tensor import Tensor
-from ember.autograd._graph import FormulaNode, needs_grad, record
+from ember.autograd._graph import needs_grad, record
 from ember.autograd._mode import no_grad
+from ember.autograd._node import FormulaNode
 
 __all__ = ["embedding", "one_hot"]
 

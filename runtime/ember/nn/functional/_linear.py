@@ -6,7 +6,8 @@ from ember._ops import elementwise as ew
 from ember._ops import linalg, reduction
 from ember._ops import shape as shape_ops
 from ember._tensor import Tensor
-from ember.autograd._graph import FormulaNode, needs_grad, record
+from ember.autograd._graph import needs_grad, record
+from ember.autograd._node import FormulaNode
 
 __all__ = ["bilinear", "linear"]
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 from ember import _dtype
 from ember._dispatch import Kernel, Op
 from ember._errors import DTypeError
-from ember._ops import _launch, names
+from ember._ops import _launch, indexing, names, shape
 from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record
 from ember.nn.functional import _pool_composites as composites
@@ -153,8 +153,6 @@ def _max_pool2d_backward(g: Tensor, indices: Tensor, shape: Shape) -> Tensor:
 
 def _max_double(node: Any, gg: Tensor) -> Sequence[Tensor | None]:
     """max pooling's backward is linear in g; its adjoint gathers gg at the indices."""
-    from ember._ops import indexing, shape
-
     (indices,) = node.saved
     flat = shape.flatten(gg, -2)
     picked = indexing.gather(flat, -1, shape.flatten(indices, -2))

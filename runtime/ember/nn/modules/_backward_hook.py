@@ -15,7 +15,10 @@ from typing import Any
 from ember._ops import creation
 from ember._tensor import Tensor, make_view
 from ember.autograd import _mode
-from ember.autograd._graph import AutogradMeta, Edge, Node, edge_of
+from ember.autograd._graph import edges_of
+from ember.autograd._meta import AutogradMeta
+from ember.autograd._node import Edge, Node
+from ember.utils.hooks import HookRegistry
 
 __all__ = ["BackwardHook"]
 
@@ -48,17 +51,14 @@ def _pack(indices: Sequence[int], values: Sequence[Any], size: int) -> Grads:
 
 
 class BackwardHook:
-    """The backward hooks of one module call: `user_hooks` and `user_pre_hooks` are lists."""
+    """The backward hooks of one module call (snapshots taken when the module was called)."""
 
     __slots__ = (
         "grad_outputs", "input_index", "module", "n_inputs", "n_outputs", "output_index",
         "user_hooks", "user_pre_hooks",
     )  # fmt: skip
 
-    def __init__(
-        self, module: Any, user_hooks: list[Callable[..., Any]],
-        user_pre_hooks: list[Callable[..., Any]],
-    ) -> None:  # fmt: skip
+    def __init__(self, module: Any, user_hooks: HookRegistry, user_pre_hooks: HookRegistry) -> None:
         self.module = module
         self.user_hooks = user_hooks
         self.user_pre_hooks = user_pre_hooks
@@ -87,38 +87,42 @@ class BackwardHook:
             # The gradient reached the inputs without passing through the outputs.
             return None
         assert self.input_index is not None
-        grads = _pack(self.input_index, grad_inputs, self.n_inputs)
-        for hook in self.user_hooks:
-            out = hook(self.module, grads, self.grad_outputs)
-            if out is None:
-                continue
-            if len(out) != len(grads):
-                raise RuntimeError(
-                    "Backward hook returned an invalid number of grad_input, "
-                    f"got {len(out)}, but expected {len(grads)}"
-                )
-            grads = tuple(out)
+        grads = self.user_hooks.run(
+            _pack(self.input_index, grad_inputs, self.n_inputs), self._call_hook
+        )
         self.grad_outputs = None
         return tuple(grads[i] for i in self.input_index)
 
     def _output_hook(self, _grad_inputs: Grads, grad_outputs: Grads) -> Grads | None:
         assert self.output_index is not None
         self.grad_outputs = _pack(self.output_index, grad_outputs, self.n_outputs)
-        expected = len(self.grad_outputs)
-        for hook in self.user_pre_hooks:
-            out = hook(self.module, self.grad_outputs)
-            if out is None:
-                continue
-            if len(out) != expected:
-                raise RuntimeError(
-                    "Backward pre hook returned an invalid number of grad_output, "
-                    f"got {len(out)}, but expected {expected}"
-                )
-            self.grad_outputs = tuple(out)
+        self.grad_outputs = self.user_pre_hooks.run(self.grad_outputs, self._call_pre_hook)
         local = self.grad_outputs
         if self.input_index is None:
             self._run_without_input_grads()
         return tuple(local[i] for i in self.output_index)
+
+    def _call_hook(self, hook: Any, flags: dict[str, bool], grads: Grads) -> Grads | None:
+        out = hook(self.module, grads, self.grad_outputs)
+        if out is None:
+            return None
+        if len(out) != len(grads):
+            raise RuntimeError(
+                "Backward hook returned an invalid number of grad_input, "
+                f"got {len(out)}, but expected {len(grads)}"
+            )
+        return tuple(out)
+
+    def _call_pre_hook(self, hook: Any, flags: dict[str, bool], grads: Grads) -> Grads | None:
+        out = hook(self.module, grads)
+        if out is None:
+            return None
+        if len(out) != len(grads):
+            raise RuntimeError(
+                "Backward pre hook returned an invalid number of grad_output, "
+                f"got {len(out)}, but expected {len(grads)}"
+            )
+        return tuple(out)
 
     def _run_without_input_grads(self) -> None:
         """No input requires grad: the hooks run here, with an all-None grad_input."""
@@ -128,7 +132,7 @@ class BackwardHook:
             stacklevel=5,
         )
         grad_inputs = (None,) * self.n_inputs
-        for hook in self.user_hooks:
+        for hook, _ in self.user_hooks.items():
             out = hook(self.module, grad_inputs, self.grad_outputs)
             if out is not None and not (isinstance(out, tuple) and all(g is None for g in out)):
                 raise RuntimeError(
@@ -146,8 +150,7 @@ def _wrap(
     tensors: list[Tensor] = [args[i] for i in index]
     if not (_mode.STATE.enabled and any(t.requires_grad for t in tensors)):
         return args, None
-    edges: tuple[Edge, ...] = tuple(edge_of(t) for t in tensors)
-    node = BackwardHookFunctionBackward(edges, tensors)
+    node = BackwardHookFunctionBackward(edges_of(tensors), tensors)
     node.register_hook(hook)
     result = list(args)
     for output_nr, (i, t) in enumerate(zip(index, tensors, strict=True)):

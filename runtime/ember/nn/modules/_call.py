@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ember._tensor import Tensor
 from ember.nn.modules._backward_hook import BackwardHook
-from ember.nn.modules._hooks import GLOBAL, LOCK, run_hooks
-from ember.utils.hooks import HookRegistry
+from ember.nn.modules._hooks import GLOBAL, LOCK
+from ember.utils.hooks import HookRegistry, run_hooks
 
 if TYPE_CHECKING:
     from ember.nn.modules.module import Module
@@ -66,8 +66,9 @@ class _Call:
 
     def run(self) -> Any:
         module = self.module
-        backward_pre = _hooks_of(GLOBAL.backward_pre, module._backward_pre_hooks)
-        backward = _hooks_of(GLOBAL.backward, module._backward_hooks)
+        # Snapshots: the hooks registered when the module was called run in its backward.
+        backward_pre = HookRegistry.merged(GLOBAL.backward_pre, module._backward_pre_hooks)
+        backward = HookRegistry.merged(GLOBAL.backward, module._backward_hooks)
         run_hooks(None, self.pre_hook, GLOBAL.forward_pre, module._forward_pre_hooks)
         bw_hook = None
         if backward or backward_pre:
@@ -101,10 +102,6 @@ class _Call:
                         f"silenced as another error was raised in forward: {e}",
                         stacklevel=4,
                     )
-
-
-def _hooks_of(*registries: HookRegistry) -> list[Any]:
-    return [hook for registry in registries if registry for hook, _ in registry.items()]
 
 
 def _has_call_hooks(module: Module) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ember._ops.conversion import _parse_to_args
 from ember._tensor import Tensor
 from ember.autograd import _mode
 from ember.nn.parameter import Parameter, adopt
@@ -36,8 +37,6 @@ def apply_to_tensors(module: Module, fn: Callable[[Tensor], Tensor]) -> None:
 
 def to_converter(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[Tensor], Tensor]:
     """The per-tensor conversion of `Module.to(*args, **kwargs)`."""
-    from ember._ops.conversion import _parse_to_args
-
     kwargs = dict(kwargs)
     non_blocking = bool(kwargs.get("non_blocking", False))
     device, dtype, _ = _parse_to_args(args, kwargs)

@@ -1,8 +1,8 @@
-"""Module hooks shared by every module: the global registries and the one hook loop.
+"""Module hooks shared by every module: the global registries.
 
-Every hook kind (global or per module) is a `HookRegistry`. `run_hooks` is the single loop
-that threads a value through registries, letting a hook's non-None return replace it; each
-call site only says how to call one hook and what its return may replace.
+Every hook kind (global or per module) is a `HookRegistry`, run by the one loop of
+`ember.utils.hooks.run_hooks`; each call site only says how to call one hook and what its
+return may replace.
 """
 
 from __future__ import annotations
@@ -22,27 +22,7 @@ __all__ = [
     "register_module_full_backward_pre_hook",
     "register_module_module_registration_hook",
     "register_module_parameter_registration_hook",
-    "run_hooks",
 ]
-
-HookCall = Callable[[Callable[..., Any], dict[str, bool], Any], Any]
-
-
-def run_hooks(value: Any, call: HookCall, *registries: HookRegistry) -> Any:
-    """Thread `value` through the hooks of `registries`, in order.
-
-    `call(hook, flags, value)` calls one hook; a non-None result replaces `value` (the call
-    may validate or reshape it first, e.g. wrap a pre-hook's single argument in a tuple).
-    """
-    for registry in registries:
-        if not registry:
-            continue
-        # items() snapshots the registry, so a hook may remove itself while running.
-        for hook, flags in registry.items():
-            result = call(hook, flags, value)
-            if result is not None:
-                value = result
-    return value
 
 
 class _GlobalHooks:

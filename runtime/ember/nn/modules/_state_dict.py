@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from ember._tensor import Tensor
 from ember.autograd import _mode
-from ember.nn.modules._hooks import run_hooks
+from ember.nn.parameter import Parameter
+from ember.utils.hooks import run_hooks
 
 if TYPE_CHECKING:
-    from ember.nn.modules.module import Module
+    from ember.nn.modules.module import Module  # cold path; module.py imports this module
 
 __all__ = ["EXTRA_STATE_KEY_SUFFIX", "IncompatibleKeys", "load_state_dict", "state_dict"]
 
@@ -135,8 +136,6 @@ def _load_one(
     module: Module, name: str, key: str, param: Tensor, value: Any, assign: bool,
     error_msgs: list[str],
 ) -> None:  # fmt: skip
-    from ember.nn.parameter import Parameter
-
     if not isinstance(value, Tensor):
         error_msgs.append(
             f'While copying the parameter named "{key}", expected ember.Tensor or Tensor-like '

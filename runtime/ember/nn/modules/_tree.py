@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from ember._ops import creation
 from ember._tensor import Tensor
 from ember.nn.modules import _conversion
 from ember.nn.parameter import Parameter
@@ -188,8 +189,6 @@ class ModuleTree:
 
     def to_empty(self: T, *, device: Any, recurse: bool = True) -> T:
         """Move parameters and buffers to `device` without copying their values."""
-        from ember._ops import creation
-
         return self._apply(lambda t: creation.empty_like(t, device=device), recurse=recurse)
 
     # -- lookup by dotted path -------------------------------------------------------------

@@ -17,12 +17,11 @@ from ember.nn.modules._hooks import (
     register_module_full_backward_pre_hook,
     register_module_module_registration_hook,
     register_module_parameter_registration_hook,
-    run_hooks,
 )
 from ember.nn.modules._state_dict import IncompatibleKeys as _IncompatibleKeys
 from ember.nn.modules._tree import ModuleTree
 from ember.nn.parameter import Parameter
-from ember.utils.hooks import HookRegistry, RemovableHandle
+from ember.utils.hooks import HookRegistry, RemovableHandle, run_hooks
 
 __all__ = [
     "Module",

@@ -10,6 +10,7 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember._ops import _index_tensors, _known_bounds
+from ember.nn.functional import _cross_entropy as cross_entropy
 
 
 @pytest.fixture
@@ -23,8 +24,6 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return original(index)
 
     monkeypatch.setattr(_index_tensors, "bounds", counting)
-    import ember.nn.functional._cross_entropy as cross_entropy
-
     monkeypatch.setattr(cross_entropy, "bounds", counting)
     return calls
 

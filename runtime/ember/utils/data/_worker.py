@@ -202,6 +202,7 @@ def worker_loop(
 
 def _setup(worker_id: int, base_seed: int) -> None:
     """One intra-op thread (a forked OpenMP runtime must not spawn a team), and seeds."""
+    # Cold: once per worker process, which imports ember itself only after it started.
     from ember._ops.random import manual_seed
     from ember._threads import set_num_threads
 

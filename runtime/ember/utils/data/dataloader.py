@@ -168,6 +168,7 @@ class DataLoader(Generic[T_co]):
     def __iter__(self) -> Iterator[Any]:
         if self.num_workers == 0:
             return _SingleProcessIterator(self)
+        # Cold, and only with workers: the multiprocessing machinery is imported on demand.
         from ember.utils.data._multiprocess import MultiProcessIterator
 
         if not self.persistent_workers:
