@@ -14,7 +14,7 @@ Plans are immutable; the contiguous ones, which most calls use, are cached.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from ember._dtype import dtype
@@ -27,6 +27,7 @@ __all__ = [
     "contiguous_plan",
     "elementwise_plan",
     "flat_plans",
+    "merge_dims",
     "reduction_plan",
 ]
 
@@ -45,10 +46,15 @@ class ElementwisePlan:
     * `offsets[i]`: operand i's first element, in elements from the start of its storage;
     * `dtypes[i]`: operand i's dtype (for a scalar, the dtype it was converted to);
     * `contiguous`: every tensor operand is dense and row-major over `shape`, so a flat
-      loop `for k in range(numel)` at `offsets[i] + k` is the whole kernel.
+      loop `for k in range(numel)` at `offsets[i] + k` is the whole kernel;
+    * `native`: a dict in which a device may memoize what it derives from the plan (packed
+      geometry, launch sizes), under its own type name: plans are immutable and the
+      runtime reuses them for every call of the same layout.
     """
 
-    __slots__ = ("contiguous", "dtypes", "ndim", "numel", "offsets", "shape", "strides")
+    __slots__ = (
+        "contiguous", "dtypes", "native", "ndim", "numel", "offsets", "shape", "strides",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -63,6 +69,7 @@ class ElementwisePlan:
         self.offsets: Final = offsets
         self.dtypes: Final = dtypes
         self.contiguous: Final = contiguous
+        self.native: Final[dict[str, Any]] = {}
         self.ndim: Final = len(shape)
         numel = 1
         for size in shape:
@@ -94,7 +101,7 @@ class ReductionPlan:
       identity of the reduction).
 
     An argmax/argmin or scan plan has exactly one reduced dim, never merged with another,
-    so positions along it are the op's indices.
+    so positions along it are the op's indices. `native` is as on ElementwisePlan.
     """
 
     __slots__ = (
@@ -102,6 +109,7 @@ class ReductionPlan:
         "kept",
         "kept_out_strides",
         "kept_strides",
+        "native",
         "numel_out",
         "numel_reduced",
         "offsets",
@@ -125,6 +133,7 @@ class ReductionPlan:
         self.reduced_out_strides: Final = tuple(d[2] for d in reduced)
         self.offsets: Final = offsets
         self.dtypes: Final = dtypes
+        self.native: Final[dict[str, Any]] = {}
         n = 1
         for size in self.kept:
             n *= size
@@ -167,11 +176,11 @@ def coalesce(shape: Shape, strides: tuple[Shape, ...]) -> tuple[Shape, tuple[Sha
     return tuple(sizes), tuple(tuple(m) for m in merged)
 
 
-class FlatPlans(dict[int, ElementwisePlan]):
-    """The contiguous plans of one dtype signature, by element count.
+class FlatPlans(dict[tuple[int, ...], ElementwisePlan]):
+    """The contiguous plans of one dtype signature, by shape.
 
-    `plans[numel]` is the hot path's whole plan lookup: one dict subscript, which builds
-    and keeps the plan on a miss.
+    `plans[shape]` is the hot path's whole plan lookup: one dict subscript (no element
+    count to compute), which builds and keeps the plan on a miss.
     """
 
     __slots__ = ("dtypes", "strides")
@@ -181,10 +190,14 @@ class FlatPlans(dict[int, ElementwisePlan]):
         self.dtypes: Final = dtypes
         self.strides: Final = tuple((0,) if i == scalar_at else (1,) for i in range(len(dtypes)))
 
-    def __missing__(self, numel: int) -> ElementwisePlan:
-        plan = ElementwisePlan((numel,), self.strides, (0,) * len(self.dtypes), self.dtypes, True)
+    def __missing__(self, shape: tuple[int, ...]) -> ElementwisePlan:
+        numel = 1
+        for size in shape:
+            numel *= size
+        count = len(self.dtypes)
+        plan = ElementwisePlan((numel,), self.strides, (0,) * count, self.dtypes, True)
         if len(self) < 1024:
-            self[numel] = plan
+            self[shape] = plan
         return plan
 
 
@@ -200,10 +213,12 @@ def flat_plans(dtypes: tuple[dtype, ...], scalar_at: int = -1) -> FlatPlans:
     return plans
 
 
-def contiguous_plan(numel: int, dtypes: tuple[dtype, ...], scalar_at: int = -1) -> ElementwisePlan:
-    """The plan of dense, row-major operands of `numel` elements at offset 0 (cached);
-    operand `scalar_at`, if any, is a Python scalar."""
-    return flat_plans(dtypes, scalar_at)[numel]
+def contiguous_plan(
+    shape: tuple[int, ...], dtypes: tuple[dtype, ...], scalar_at: int = -1
+) -> ElementwisePlan:
+    """The plan of dense, row-major operands of `shape` at offset 0 (cached); operand
+    `scalar_at`, if any, is a Python scalar."""
+    return flat_plans(dtypes, scalar_at)[shape]
 
 
 def elementwise_plan(
@@ -249,14 +264,15 @@ def reduction_plan(
         elif size != 1:
             kept_dims.append(entry)
     if merge_reduced:
-        reduced_dims = _merge(reduced_dims)
+        reduced_dims = merge_dims(reduced_dims)
     elif not reduced_dims:
         reduced_dims = [(1, 0, 0)]
-    return ReductionPlan(_merge(kept_dims), reduced_dims, offsets, dtypes)
+    return ReductionPlan(merge_dims(kept_dims), reduced_dims, offsets, dtypes)
 
 
-def _merge(dims: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """Merge row-major neighbours that both strides walk as one."""
+def merge_dims(dims: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Merge neighbouring (size, input stride, output stride) dims, outermost first, that
+    both strides walk as one (a device that reorders a plan's dims merges them again)."""
     merged: list[tuple[int, int, int]] = []
     for size, sa, so in dims:
         if merged:

@@ -64,7 +64,7 @@ def test_contiguous_operands_give_a_flat_plan() -> None:
     a, b = ember.ones(3, 4), ember.ones(3, 4)
     plan = plan_for(ember.empty(3, 4), (a, b))
     assert plan.contiguous and plan.shape == (12,) and plan.offsets == (0, 0, 0)
-    assert plan is contiguous_plan(12, (ember.float32,) * 3)  # cached
+    assert plan is contiguous_plan((3, 4), (ember.float32,) * 3)  # cached
     with_scalar = plan_for(ember.empty(3, 4), (a, 1.0))
     assert with_scalar.contiguous and with_scalar.strides[2] == (0,)
 

@@ -24,16 +24,24 @@ _PACK: Final = tuple(struct.Struct(f"{k}q").pack for k in range(5 * 64 + 1))
 
 
 def pack_elementwise(plan: ElementwisePlan) -> bytes:
-    """shape, then each operand's strides (elements), outputs first."""
-    return _PACK[(1 + len(plan.strides)) * plan.ndim](*plan.shape, *chain(*plan.strides))
+    """shape, then each operand's strides (elements), outputs first (memoized on the plan)."""
+    packed: bytes | None = plan.native.get("cpu")
+    if packed is None:
+        count = (1 + len(plan.strides)) * plan.ndim
+        packed = plan.native["cpu"] = _PACK[count](*plan.shape, *chain(*plan.strides))
+    return packed
 
 
 def pack_reduction(plan: ReductionPlan) -> bytes:
-    """The kept dims (sizes, input strides, output strides), then the reduced dims."""
-    return _PACK[3 * (len(plan.kept) + len(plan.reduced))](
-        *plan.kept, *plan.kept_strides, *plan.kept_out_strides,
-        *plan.reduced, *plan.reduced_strides, *plan.reduced_out_strides,
-    )  # fmt: skip
+    """The kept dims (sizes, input strides, output strides), then the reduced dims
+    (memoized on the plan)."""
+    packed: bytes | None = plan.native.get("cpu")
+    if packed is None:
+        packed = plan.native["cpu"] = _PACK[3 * (len(plan.kept) + len(plan.reduced))](
+            *plan.kept, *plan.kept_strides, *plan.kept_out_strides,
+            *plan.reduced, *plan.reduced_strides, *plan.reduced_out_strides,
+        )  # fmt: skip
+    return packed
 
 
 class Scratch(threading.local):

@@ -52,9 +52,9 @@ _LIBM: Final = frozenset(
      "pow", "copysign")
 )  # fmt: skip
 _CALL: Final = re.compile(r"\b([a-z][a-z0-9_]*)\(")
-_PRELUDE: Final = (
-    '#include "elementwise.h"\n#include "elementwise_math.h"\n#include "elementwise_ops.h"'
-)
+# The table's own C helpers (em_floor_div_s, em_pow_s, ...) come from its PRELUDE.
+_INCLUDES: Final = '#include "elementwise.h"\n#include "elementwise_math.h"'
+
 
 _UNARY: Final = Template("""
 static int $name(int64_t n, char* const* p, const int64_t* s, const void* ctx) {
@@ -297,7 +297,7 @@ def render() -> str:
     """The C source of every rendered loop and the `em_kernels` table that names them."""
     expressions = _load("expressions")
     comparisons = frozenset(_load("ops").BINARY_COMPARISON)
-    code = [_PRELUDE]
+    code = [_INCLUDES, expressions.PRELUDE]
     entries: list[_Entry] = []
     _unary(expressions, code, entries)
     _binary(expressions, comparisons, code, entries)

@@ -114,7 +114,10 @@ def _with_scalar(
     """A binary op with one Python scalar operand; returns the C status."""
     side, tensor, value = (2, a, b) if isinstance(a, Storage) else (1, b, a)
     assert isinstance(tensor, Storage) and not isinstance(value, Storage)
-    f, i = _scalar(value)
+    if type(value) is float:
+        f, i = value, 0
+    else:
+        f, i = float(value), int(value)
     o = plan.offsets
     out_ptr = out.ptr + o[0] * plan.dtypes[0].itemsize
     t_ptr = tensor.ptr + o[3 - side] * plan.dtypes[3 - side].itemsize

@@ -18,7 +18,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 import ember
-from ember.plugins.sdk import ReductionPlan
+from ember.plugins.sdk import ReductionPlan, merge_dims
 from ember_opencl._launch import LOCAL_SIZE, ctype, global_size_for, kernel, launch
 
 __all__ = [
@@ -85,15 +85,7 @@ def plan_key(op: str, device: Any, plan: ReductionPlan) -> tuple[Any, ...]:
 def coalesce(dims: list[Dim]) -> list[Dim]:
     """Sort by input stride, outermost first, and merge neighbours walked as one."""
     dims.sort(key=lambda d: (abs(d[1]), abs(d[2])), reverse=True)
-    merged: list[Dim] = []
-    for size, sa, so in dims:
-        if merged:
-            outer = merged[-1]
-            if outer[1] == size * sa and outer[2] == size * so:
-                merged[-1] = (outer[0] * size, sa, so)
-                continue
-        merged.append((size, sa, so))
-    return merged
+    return merge_dims(dims)
 
 
 def pack(kept: list[Dim], reduced: list[Dim]) -> bytes:

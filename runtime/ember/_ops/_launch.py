@@ -7,9 +7,10 @@ the meta step prepared, skip empty calls, and pass storages and converted scalar
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from ember._dispatch import Op, kernel_for
+from ember._dtype import ALL_DTYPES
 from ember._ops import names
 from ember._ops._meta import broadcast_strides
 from ember._plan import (
@@ -22,6 +23,7 @@ from ember._plan import (
 from ember._tensor import Tensor
 
 __all__ = [
+    "CONTIGUOUS_FULL_PLANS",
     "copy",
     "fill",
     "full_reduction_plan",
@@ -57,11 +59,11 @@ def plan_for(out: Tensor, operands: tuple[Any, ...]) -> ElementwisePlan:
     if scalar_at > 0 and len(operands) > 1:
         dtypes[scalar_at] = dtypes[3 - scalar_at]
     if flat:
+        if not any(offsets):
+            return contiguous_plan(shape, tuple(dtypes), scalar_at)
         numel = 1
         for size in shape:
             numel *= size
-        if not any(offsets):
-            return contiguous_plan(numel, tuple(dtypes), scalar_at)
         flat_strides = tuple((0,) if i == scalar_at else (1,) for i in range(len(dtypes)))
         return ElementwisePlan((numel,), flat_strides, tuple(offsets), tuple(dtypes), True)
     strides: list[tuple[int, ...] | None] = [out._strides]
@@ -72,7 +74,21 @@ def plan_for(out: Tensor, operands: tuple[Any, ...]) -> ElementwisePlan:
             )
         else:
             strides.append(None)
-    return elementwise_plan(shape, tuple(strides), tuple(offsets), tuple(dtypes))
+    key = (shape, *strides, *offsets, *dtypes)
+    plan = _STRIDED.get(key)
+    if plan is None:
+        plan = elementwise_plan(shape, tuple(strides), tuple(offsets), tuple(dtypes))
+        if len(_STRIDED) < _CACHE_LIMIT:
+            _STRIDED[key] = plan
+    return plan
+
+
+# Plans of the layouts a program repeats (strided, broadcast, reductions), by layout: a
+# key costs a fraction of coalescing again. Bounded: a program that never repeats a layout
+# just builds its plans.
+_CACHE_LIMIT: Final = 4096
+_STRIDED: dict[tuple[object, ...], ElementwisePlan] = {}
+_REDUCTIONS: dict[tuple[object, ...], ReductionPlan] = {}
 
 
 def _storage(x: Any) -> Any:
@@ -128,15 +144,21 @@ def launch_where(out: Tensor, condition: Tensor, a: Tensor, b: Tensor) -> None:
 
 def reduction_plan_for(out: Tensor, a: Tensor, dims: tuple[int, ...]) -> ReductionPlan:
     """The plan of reducing `dims` of `a` into `out` (keepdim form: a's ndim)."""
-    out_strides = tuple(0 if d in dims else s for d, s in enumerate(out._strides))
-    return reduction_plan(
-        a._shape,
-        a._strides,
-        out_strides,
-        dims,
-        (out._offset, a._offset),
-        (out._dtype, a._dtype),
-    )
+    key = (a._shape, a._strides, out._strides, dims, out._offset, a._offset, out._dtype, a._dtype)
+    plan = _REDUCTIONS.get(key)
+    if plan is None:
+        out_strides = tuple(0 if d in dims else s for d, s in enumerate(out._strides))
+        plan = reduction_plan(
+            a._shape,
+            a._strides,
+            out_strides,
+            dims,
+            (out._offset, a._offset),
+            (out._dtype, a._dtype),
+        )
+        if len(_REDUCTIONS) < _CACHE_LIMIT:
+            _REDUCTIONS[key] = plan
+    return plan
 
 
 _FULL: dict[tuple[object, ...], ReductionPlan] = {}
@@ -157,6 +179,35 @@ def full_reduction_plan(a: Tensor, out_dtype: Any) -> ReductionPlan:
     return plan
 
 
+class _ContiguousFullPlans(dict[tuple[int, ...], ReductionPlan]):
+    """Full-reduction plans of contiguous inputs at offset 0 of one dtype, by shape."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dt: Any) -> None:
+        super().__init__()
+        self.dtype = dt
+
+    def __missing__(self, shape: tuple[int, ...]) -> ReductionPlan:
+        ndim = len(shape)
+        strides = []
+        step = 1
+        for size in reversed(shape):
+            strides.append(step)
+            step *= size if size > 1 else 1
+        plan = reduction_plan(
+            shape, tuple(reversed(strides)), (0,) * ndim, tuple(range(ndim)), (0, 0),
+            (self.dtype, self.dtype),
+        )  # fmt: skip
+        if len(self) < 1024:
+            self[shape] = plan
+        return plan
+
+
+#: Per dtype: the plans of `t.sum()`'s fast path (a contiguous float input at offset 0).
+CONTIGUOUS_FULL_PLANS: Final = {dt: _ContiguousFullPlans(dt) for dt in ALL_DTYPES}
+
+
 def launch_reduction(op: Op, out: Tensor, a: Tensor, dims: tuple[int, ...]) -> None:
     """out (keepdim form) = op over `dims` of a; an empty reduction gives the identity,
     which the kernel writes when plan.numel_reduced is 0."""
@@ -169,6 +220,17 @@ def launch_scan(op: Op, out: Tensor, a: Tensor, dim: int) -> None:
     """argmax/argmin (out in keepdim form) or cumsum (out of a's shape) along `dim`."""
     if _empty(out) or _empty(a):
         return
+    key = (a._shape, a._strides, out._shape, out._strides, -1 - dim, out._offset, a._offset,
+           out._dtype, a._dtype)  # fmt: skip
+    plan = _REDUCTIONS.get(key)
+    if plan is None:
+        plan = _scan_plan(out, a, dim)
+        if len(_REDUCTIONS) < _CACHE_LIMIT:
+            _REDUCTIONS[key] = plan
+    kernel_for(op, a._device, a._dtype)(out._storage, a._storage, plan)
+
+
+def _scan_plan(out: Tensor, a: Tensor, dim: int) -> ReductionPlan:
     if a._shape:
         out_strides = (
             out._strides
@@ -178,7 +240,7 @@ def launch_scan(op: Op, out: Tensor, a: Tensor, dim: int) -> None:
         shape, in_strides, reduced = a._shape, a._strides, (dim,)
     else:
         shape, in_strides, out_strides, reduced = (1,), (0,), (0,), (0,)
-    plan = reduction_plan(
+    return reduction_plan(
         shape,
         in_strides,
         out_strides,
@@ -187,4 +249,3 @@ def launch_scan(op: Op, out: Tensor, a: Tensor, dim: int) -> None:
         (out._dtype, a._dtype),
         merge_reduced=False,
     )
-    kernel_for(op, a._device, a._dtype)(out._storage, a._storage, plan)

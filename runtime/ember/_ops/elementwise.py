@@ -102,12 +102,15 @@ _SAME_OUT: dict[Op, dict[_dtype.dtype, tuple[_dtype.dtype, FlatPlans]]] = {
     for op in _OP_FLAGS
 }
 
-# Per (result, tensor) dtype: the contiguous plans of tensor-with-scalar calls, the scalar
-# second, then first.
-_SCALAR_PLANS: dict[tuple[_dtype.dtype, _dtype.dtype], tuple[FlatPlans, FlatPlans]] = {
-    (out, dt): (flat_plans((out, dt, dt), 2), flat_plans((out, dt, dt), 1))
-    for dt in _dtype.ALL_DTYPES
-    for out in (dt, _bool)
+# Per op and tensor dtype: the result dtype and the contiguous plans of tensor-with-scalar
+# calls, the scalar second, then first.
+_SCALAR_FAST: dict[Op, dict[_dtype.dtype, tuple[_dtype.dtype, FlatPlans, FlatPlans]]] = {
+    op: {
+        dt: (out, flat_plans((out, dt, dt), 2), flat_plans((out, dt, dt), 1))
+        for dt in _FAST[op][1] | _FAST[op][2]
+        for out in [_bool if _OP_FLAGS[op] & _TO_BOOL else dt]
+    }
+    for op in _OP_FLAGS
 }
 
 
@@ -141,9 +144,9 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
         if other._shape == tensor._shape:
             result = empty_tensor(tensor._shape, out_dt, dev)
             if tensor._contiguous and other._contiguous and not (a._offset or b._offset):
-                numel = result._storage.nbytes // out_dt.itemsize
-                if numel:
-                    fn(result._storage, a._storage, b._storage, same[1][numel])
+                plan = same[1][tensor._shape]
+                if plan.numel:
+                    fn(result._storage, a._storage, b._storage, plan)
             else:
                 launch_binary(op, result, a, b, dt)
             if (
@@ -170,17 +173,18 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
         fn = op.kernels.get(tensor._device.type)
         if fn is not None:
             flags = _OP_FLAGS[op]
-            out_dt = _bool if flags & _TO_BOOL else dt
+            out_dt, second, first = _SCALAR_FAST[op][dt]
             result = empty_tensor(tensor._shape, out_dt, tensor._device)
             scalar = float(other) if dt.is_floating_point else other
             if tensor._contiguous and not tensor._offset:
-                numel = result._storage.nbytes // out_dt.itemsize
-                if numel:
-                    plans = _SCALAR_PLANS[out_dt, dt]
-                    if tensor is a:
-                        fn(result._storage, a._storage, scalar, plans[0][numel])
-                    else:
-                        fn(result._storage, scalar, b._storage, plans[1][numel])
+                if tensor is a:
+                    plan = second[a._shape]
+                    if plan.numel:
+                        fn(result._storage, a._storage, scalar, plan)
+                else:
+                    plan = first[b._shape]
+                    if plan.numel:
+                        fn(result._storage, scalar, b._storage, plan)
             elif tensor is a:
                 launch_binary(op, result, a, scalar, dt)
             else:
@@ -230,11 +234,9 @@ def _binary_out(op: Op, a: Any, b: Any, out: Tensor) -> Tensor:
                 if not (a._contiguous and b._contiguous) or a._offset or b._offset or out._offset:
                     launch_binary(op, out, a, b, dt)
                 else:
-                    numel = 1
-                    for size in shape:
-                        numel *= size
-                    if numel:
-                        fn(storage, a._storage, b._storage, _SAME_OUT[op][dt][1][numel])
+                    plan = _SAME_OUT[op][dt][1][shape]
+                    if plan.numel:
+                        fn(storage, a._storage, b._storage, plan)
                 storage.version += 1
                 return out
     return _binary_general(op, a, b, out)
@@ -439,7 +441,13 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
             if kind is float or kind is int:
                 fn = op.kernels.get(t._device.type)
                 if quiet and fn is not None:
-                    launch_binary(op, t, t, float(other), dt)
+                    entry = _SCALAR_FAST[op].get(dt)
+                    if t._offset or entry is None or entry[0] is not dt:
+                        launch_binary(op, t, t, float(other), dt)
+                    else:
+                        plan = entry[1][t._shape]
+                        if plan.numel:
+                            fn(t._storage, t._storage, float(other), plan)
                     t._storage.version += 1
                     return t
             elif (
@@ -452,7 +460,15 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
             ):
                 fn = op.kernels.get(t._device.type)
                 if fn is not None:
-                    launch_binary(op, t, t, other, dt)
+                    same = _SAME_OUT[op].get(dt)
+                    if t._offset or other._offset or not other._contiguous or same is None:
+                        launch_binary(op, t, t, other, dt)
+                    elif same[0] is dt:
+                        plan = same[1][t._shape]
+                        if plan.numel:
+                            fn(t._storage, t._storage, other._storage, plan)
+                    else:
+                        launch_binary(op, t, t, other, dt)
                     t._storage.version += 1
                     return t
     if not isinstance(t, Tensor):

@@ -25,8 +25,14 @@ from ember._ops import elementwise as ew
 from ember._ops import names, unary
 from ember._ops import reduction_formulas as formulas
 from ember._ops import shape as shape_ops
+from ember._ops._launch import (
+    CONTIGUOUS_FULL_PLANS,
+    full_reduction_plan,
+    launch_binary,
+    launch_reduction,
+    launch_scan,
+)
 from ember._ops._launch import fill as launch_fill
-from ember._ops._launch import full_reduction_plan, launch_binary, launch_reduction, launch_scan
 from ember._ops._meta import wrap_dim, wrap_dims
 from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record
@@ -198,7 +204,11 @@ def sum(
         if dt.is_floating_point and input._autograd is None and fn is not None and ndim:
             # A full reduction's plan has no kept dims: the 0-d result is the kernel's output.
             out = empty_tensor((), dt, dev)
-            fn(out._storage, input._storage, full_reduction_plan(input, dt))
+            if input._contiguous and not input._offset:
+                plan = CONTIGUOUS_FULL_PLANS[dt][input._shape]
+            else:
+                plan = full_reduction_plan(input, dt)
+            fn(out._storage, input._storage, plan)
             return out
     return _accumulate(_SUM, input, dim, keepdim, dtype, "sum")
 

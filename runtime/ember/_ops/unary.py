@@ -21,7 +21,7 @@ from ember._ops.elementwise import (
     detached,
     write_back,
 )
-from ember._plan import ElementwisePlan, contiguous_plan
+from ember._plan import ElementwisePlan, flat_plans
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record, record_elementwise
 
@@ -60,7 +60,7 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
     if out is None and fn is not None and t._dtype.is_floating_point:
         result = empty_tensor(t._shape, t._dtype, t._device)
         if t._contiguous:
-            plan = _flat_plan(t)
+            plan = _flat_plan(t, result)
             if plan.numel:
                 fn(result._storage, t._storage, plan)
         else:
@@ -98,15 +98,17 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
     return result
 
 
-def _flat_plan(t: Tensor) -> ElementwisePlan:
-    """The plan of a new contiguous result from contiguous `t` (the fast path's)."""
-    numel = 1
-    for size in t._shape:
-        numel *= size
+# Per dtype: the contiguous plans of a unary op's fast path (out and input of that dtype).
+_FLAT_PLANS: Final = {dt: flat_plans((dt, dt)) for dt in _dtype.ALL_DTYPES}
+
+
+def _flat_plan(t: Tensor, result: Tensor) -> ElementwisePlan:
+    """The plan of a new contiguous `result` from contiguous `t` (the fast path's)."""
     dt = t._dtype
     if t._offset:
+        numel = result._storage.nbytes // dt.itemsize  # a fresh result's storage is exact
         return ElementwisePlan((numel,), ((1,), (1,)), (0, t._offset), (dt, dt), True)
-    return contiguous_plan(numel, (dt, dt))
+    return _FLAT_PLANS[dt][t._shape]
 
 
 def _record(op: Op, t: Tensor, result: Tensor) -> None:
