@@ -6,7 +6,8 @@ STAMP := $(VENV)/.ember-installed
 # The cpu build renders its elementwise loops from the runtime's expression table.
 CPU_SOURCES := $(wildcard devices/cpu/ember_cpu/csrc/*) devices/cpu/ember_cpu/_build.py \
 	devices/cpu/ember_cpu/_render.py runtime/ember/plugins/expressions.py \
-	runtime/ember/plugins/ops.py devices/cpu/setup.py devices/cpu/pyproject.toml
+	runtime/ember/plugins/ops.py $(wildcard runtime/ember/plugins/kernels/*.h) \
+	devices/cpu/setup.py devices/cpu/pyproject.toml
 OPENCL_PACKAGE := devices/opencl/pyproject.toml
 
 .PHONY: setup demo test lint typecheck pytest bench clean

@@ -17,6 +17,9 @@ from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
+# The kernel sources this device shares with others (`ember.plugins.kernels`): from this
+# source tree when building in it, else from the installed ember.
+_TREE_KERNELS = HERE.parents[2] / "runtime/ember/plugins/kernels"
 # Run as a build script (cffi_modules), this file is not imported as part of ember_cpu.
 sys.path.insert(0, str(HERE.parent))
 from ember_cpu._render import render  # noqa: E402 - needs the path above
@@ -33,6 +36,14 @@ def _cflags() -> list[str]:
     return [*optimise, "-fno-math-errno", "-fno-trapping-math"]
 
 
+def _shared_kernels() -> Path:
+    if (_TREE_KERNELS / "em_dialect.h").is_file():
+        return _TREE_KERNELS
+    from ember.plugins import kernels
+
+    return kernels.DIR
+
+
 def _build() -> FFI:
     ffibuilder = FFI()
     declarations = "\n".join(p.read_text() for p in sorted(CSRC.glob("*.cdef")))
@@ -47,7 +58,7 @@ def _build() -> FFI:
         # The cdef text doubles as the C prototypes the generated wrappers call.
         '#include "ember_cpu.h"\n' + declarations + render(),
         sources=sources,
-        include_dirs=[str(CSRC), scipy_openblas32.get_include_dir()],
+        include_dirs=[str(CSRC), str(_shared_kernels()), scipy_openblas32.get_include_dir()],
         library_dirs=[lib_dir],
         libraries=[scipy_openblas32.get_library()],
         extra_compile_args=_cflags(),
