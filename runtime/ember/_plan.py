@@ -47,13 +47,16 @@ class ElementwisePlan:
     * `dtypes[i]`: operand i's dtype (for a scalar, the dtype it was converted to);
     * `contiguous`: every tensor operand is dense and row-major over `shape`, so a flat
       loop `for k in range(numel)` at `offsets[i] + k` is the whole kernel;
+    * `flat`: contiguous with every offset 0 (the hot path: each operand starts at its
+      storage's first element);
     * `native`: a dict in which a device may memoize what it derives from the plan (packed
       geometry, launch sizes), under its own type name: plans are immutable and the
       runtime reuses them for every call of the same layout.
     """
 
     __slots__ = (
-        "contiguous", "dtypes", "native", "ndim", "numel", "offsets", "shape", "strides",
+        "contiguous", "dtypes", "flat", "native", "ndim", "numel", "offsets", "shape",
+        "strides",
     )  # fmt: skip
 
     def __init__(
@@ -69,6 +72,7 @@ class ElementwisePlan:
         self.offsets: Final = offsets
         self.dtypes: Final = dtypes
         self.contiguous: Final = contiguous
+        self.flat: Final = contiguous and not any(offsets)
         self.native: Final[dict[str, Any]] = {}
         self.ndim: Final = len(shape)
         numel = 1

@@ -16,6 +16,23 @@ if TYPE_CHECKING:
 
 __all__ = ["Storage"]
 
+# ROUND is a power of two: rounding up to it is one add and one mask.
+_ROUND_UP = ROUND - 1
+_ROUND_MASK = -ROUND
+assert ROUND & _ROUND_UP == 0
+
+
+def _stream_home(alloc: CachingAllocator, dev: device) -> FreeLists:
+    """The small free lists of the current stream's pool (`current_native`, inlined), on a
+    device whose pools are per stream; none while frees wait for events (allocate
+    processes them)."""
+    streams = _current.streams
+    if alloc._pending:
+        return NO_FAST_PATH
+    if streams and id(dev) in streams:
+        return alloc.stream_small.get(id(streams[id(dev)].native), NO_FAST_PATH)
+    return alloc.default_small
+
 
 class Storage:
     """A device buffer plus the version counter that in-place ops bump."""
@@ -42,20 +59,12 @@ class Storage:
     def __init__(self, dev: device, nbytes: int) -> None:
         alloc = dev._allocator
         # The allocator's small-pool hit path, inlined: CachingAllocator.allocate does the
-        # rest. `fast` is None on devices whose pools are per stream: those take the current
-        # stream's pool (`current_native`, inlined), unless frees wait for events (allocate
-        # processes them).
+        # rest. `fast` is None on devices whose pools are per stream (see `_stream_home`).
+        home = alloc.fast
+        if home is None:
+            home = _stream_home(alloc, dev)
         if nbytes < SMALL_LIMIT:
-            size = (nbytes + ROUND - 1) // ROUND * ROUND or ROUND
-            home = alloc.fast
-            if home is None:
-                streams = _current.streams
-                if alloc._pending:
-                    home = NO_FAST_PATH
-                elif streams and id(dev) in streams:
-                    home = alloc.stream_small.get(id(streams[id(dev)].native), NO_FAST_PATH)
-                else:
-                    home = alloc.default_small
+            size = (nbytes + _ROUND_UP) & _ROUND_MASK or ROUND
             blocks = home.get(size)
             if blocks:
                 try:
@@ -73,7 +82,7 @@ class Storage:
                 alloc.allocate(self, nbytes)
         else:
             alloc.allocate(self, nbytes)
-        self._owner: object = None
+        # `_owner` stays unset: only memory that another object owns (`wrap`) needs one.
         self.device = dev
         self.nbytes = nbytes
         self.version = 0

@@ -20,10 +20,11 @@ from ember._tensor_arithmetic import ArithmeticMethods
 from ember._tensor_autograd import AutogradMethods
 from ember._tensor_conversion import ConversionMethods
 from ember._tensor_core import (
-    _STRIDES_CACHE,
+    _LAYOUT_CACHE,
     Shape,
     Size,
     TensorCore,
+    contiguous_layout,
     contiguous_strides,
     is_contiguous,
 )
@@ -84,19 +85,17 @@ class Tensor(
 _new_tensor = object.__new__
 # Bound once: CPython compiles `imported_name.method(...)` as an attribute load (it guesses
 # a module), which cannot specialise for a dict method; a bound method is one fast call.
-_cached_strides = _STRIDES_CACHE.get
+_cached_layout = _LAYOUT_CACHE.get
 
 
 def empty_tensor(shape: Shape, dt: dtypes.dtype, dev: device) -> Tensor:
     """A new contiguous tensor with uninitialised memory (the allocation fast path)."""
-    n = 1
-    for size in shape:
-        n *= size
+    layout = _cached_layout(shape) or contiguous_layout(shape)
     t: Tensor = _new_tensor(Tensor)
-    t._storage = Storage(dev, n * dt.itemsize)
+    t._storage = Storage(dev, layout[0] * dt.itemsize)
     t._offset = 0
     t._shape = shape
-    t._strides = _cached_strides(shape) or contiguous_strides(shape)
+    t._strides = layout[1]
     t._dtype = dt
     t._device = dev
     t._contiguous = True

@@ -12,12 +12,35 @@ from ember import _dtype as dtypes
 from ember._device import device
 from ember._storage import Storage
 
-__all__ = ["Size", "TensorCore", "contiguous_strides", "is_contiguous", "wrap_dim"]
+__all__ = [
+    "Size",
+    "TensorCore",
+    "contiguous_layout",
+    "contiguous_strides",
+    "is_contiguous",
+    "wrap_dim",
+]
 
 Shape = tuple[int, ...]
 
 
 _STRIDES_CACHE: dict[Shape, Shape] = {}
+# shape -> (numel, row-major strides): everything a new contiguous tensor needs, at once.
+_LAYOUT_CACHE: dict[Shape, tuple[int, Shape]] = {}
+
+
+def contiguous_layout(shape: Shape) -> tuple[int, Shape]:
+    """(numel, contiguous strides) of `shape` (memoised, for the allocation fast path)."""
+    found = _LAYOUT_CACHE.get(shape)
+    if found is not None:
+        return found
+    numel = 1
+    for size in shape:
+        numel *= size
+    result = numel, contiguous_strides(shape)
+    if len(_LAYOUT_CACHE) < 4096:
+        _LAYOUT_CACHE[shape] = result
+    return result
 
 
 def contiguous_strides(shape: Shape) -> Shape:

@@ -38,10 +38,6 @@ def _ids(name: str) -> tuple[int, ...]:
     return tuple(ids)
 
 
-def _address(storage: Storage, offset: int, itemsize: int) -> int:
-    return storage.ptr + offset * itemsize if offset else storage.ptr
-
-
 def _scalar(value: Scalar) -> tuple[float, int]:
     """A scalar as the C side reads it: as a double for float loops, an int64 for others."""
     return (value, 0) if type(value) is float else (float(value), int(value))
@@ -52,20 +48,18 @@ def _unary_kernel(name: str) -> Callable[[Storage, Storage, ElementwisePlan], No
 
     def kernel(out: Storage, a: Storage, plan: ElementwisePlan) -> None:
         dt = plan.dtypes[0]
-        size = dt.itemsize
-        offsets = plan.offsets
-        if plan.contiguous:
-            status = _flat2(
-                ids[dt.index],
-                plan.numel,
-                _address(out, offsets[0], size),
-                _address(a, offsets[1], size),
-            )
+        if plan.flat:
+            status = _flat2(ids[dt.index], plan.numel, out.ptr, a.ptr)
         else:
-            status = _strided(
-                ids[dt.index], plan.ndim, pack_elementwise(plan),
-                out.ptr + offsets[0] * size, a.ptr + offsets[1] * size, 0, 0, 0, 0.0, 0,
-            )  # fmt: skip
+            size = dt.itemsize
+            out_ptr, a_ptr = out.ptr + plan.offsets[0] * size, a.ptr + plan.offsets[1] * size
+            if plan.contiguous:
+                status = _flat2(ids[dt.index], plan.numel, out_ptr, a_ptr)
+            else:
+                geometry = pack_elementwise(plan)
+                status = _strided(
+                    ids[dt.index], plan.ndim, geometry, out_ptr, a_ptr, 0, 0, 0, 0.0, 0
+                )
         if status:
             check(status, name)
 
@@ -81,31 +75,38 @@ def _binary_kernel(
     def kernel(
         out: Storage, a: Storage | Scalar, b: Storage | Scalar, plan: ElementwisePlan
     ) -> None:
-        dtypes = plan.dtypes
-        dt = dtypes[1]
-        loop = ids[dt.index]
-        o = plan.offsets
-        if type(a) is Storage and type(b) is Storage:
-            if plan.contiguous and not (o[0] or o[1] or o[2]):
+        # The hot path first: operands at their storages' starts, a flat loop.
+        loop = ids[plan.dtypes[1].index]
+        if plan.flat and type(a) is Storage:
+            if type(b) is Storage:
                 status = _flat3(loop, plan.numel, out.ptr, a.ptr, b.ptr)
+            elif type(b) is float:
+                status = _flat_scalar(loop, plan.numel, out.ptr, a.ptr, 0, 2, b, 0)
             else:
-                size = dt.itemsize
-                out_ptr = out.ptr + o[0] * dtypes[0].itemsize
-                a_ptr, b_ptr = a.ptr + o[1] * size, b.ptr + o[2] * size
-                if plan.contiguous:
-                    status = _flat3(loop, plan.numel, out_ptr, a_ptr, b_ptr)
-                else:
-                    geometry = pack_elementwise(plan)
-                    status = _strided(
-                        loop, plan.ndim, geometry, out_ptr, a_ptr, b_ptr, 0, 0, 0.0, 0
-                    )
+                status = _with_scalar(loop, out, a, b, plan)
         else:
-            status = _with_scalar(loop, out, a, b, plan)
+            status = _binary_general(loop, out, a, b, plan)
         if status:
             check(status, name)
 
     kernel.__name__ = kernel.__qualname__ = f"cpu_{name}"
     return kernel
+
+
+def _binary_general(
+    loop: int, out: Storage, a: Storage | Scalar, b: Storage | Scalar, plan: ElementwisePlan
+) -> int:
+    """A binary op at offsets, strided or with a scalar operand; returns the C status."""
+    if type(a) is not Storage or type(b) is not Storage:
+        return _with_scalar(loop, out, a, b, plan)
+    o = plan.offsets
+    size = plan.dtypes[1].itemsize
+    out_ptr = out.ptr + o[0] * plan.dtypes[0].itemsize
+    a_ptr, b_ptr = a.ptr + o[1] * size, b.ptr + o[2] * size
+    if plan.contiguous:
+        return int(_flat3(loop, plan.numel, out_ptr, a_ptr, b_ptr))
+    geometry = pack_elementwise(plan)
+    return int(_strided(loop, plan.ndim, geometry, out_ptr, a_ptr, b_ptr, 0, 0, 0.0, 0))
 
 
 def _with_scalar(
@@ -114,10 +115,7 @@ def _with_scalar(
     """A binary op with one Python scalar operand; returns the C status."""
     side, tensor, value = (2, a, b) if isinstance(a, Storage) else (1, b, a)
     assert isinstance(tensor, Storage) and not isinstance(value, Storage)
-    if type(value) is float:
-        f, i = value, 0
-    else:
-        f, i = float(value), int(value)
+    f, i = _scalar(value)
     o = plan.offsets
     out_ptr = out.ptr + o[0] * plan.dtypes[0].itemsize
     t_ptr = tensor.ptr + o[3 - side] * plan.dtypes[3 - side].itemsize

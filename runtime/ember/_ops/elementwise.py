@@ -91,11 +91,12 @@ def _fast_sets(flags: int) -> tuple[frozenset[_dtype.dtype], ...]:
 _FAST: dict[Op, tuple[frozenset[_dtype.dtype], ...]] = {
     op: _fast_sets(_OP_FLAGS[op]) for op in _OP_FLAGS
 }
-# Per op: the result dtype and the contiguous plans of each dtype of the same-dtype tensor
-# pair fast path (one lookup on the hot path instead of a set test plus the flags).
-_SAME_OUT: dict[Op, dict[_dtype.dtype, tuple[_dtype.dtype, FlatPlans]]] = {
+# Per op: the result dtype, the contiguous plans and whether autograd records it (a float
+# result) of each dtype of the same-dtype tensor pair fast path (one lookup on the hot path
+# instead of a set test plus the flags).
+_SAME_OUT: dict[Op, dict[_dtype.dtype, tuple[_dtype.dtype, FlatPlans, bool]]] = {
     op: {
-        dt: (out, flat_plans((out, dt, dt)))
+        dt: (out, flat_plans((out, dt, dt)), out.is_floating_point)
         for dt in _FAST[op][0]
         for out in [_bool if _OP_FLAGS[op] & _TO_BOOL else dt]
     }
@@ -115,6 +116,34 @@ _SCALAR_FAST: dict[Op, dict[_dtype.dtype, tuple[_dtype.dtype, FlatPlans, FlatPla
 
 
 def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
+    # The hottest path, on its own so that it runs the fewest bytecodes: two dense tensors
+    # at their storages' starts, of one dtype, shape and device, with a native kernel.
+    if out is None and type(a) is Tensor and type(b) is Tensor:
+        same = _SAME_OUT[op].get(a._dtype)
+        shape = a._shape
+        dev = a._device
+        if (
+            same is not None
+            and b._dtype is a._dtype
+            and b._shape == shape
+            and b._device is dev
+            and a._contiguous
+            and b._contiguous
+            and not (a._offset or b._offset)
+        ):
+            fn = op.kernels.get(dev.type)
+            if fn is not None:
+                result = empty_tensor(shape, same[0], dev)
+                plan = same[1][shape]
+                if plan.numel:
+                    fn(result._storage, a._storage, b._storage, plan)
+                if (a._autograd is not None or b._autograd is not None) and same[2]:
+                    _record_fast(op, a, b, result)
+                return result
+    return _binary_fast(op, a, b, out)
+
+
+def _binary_fast(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
     # Fast paths: tensors with an equal-shape tensor of the same dtype and device, or with a
     # Python int/float (a weak scalar, which keeps the tensor's dtype), where promotion
     # cannot change the dtype (see `_fast_sets`). Tensors in autograd take them too and

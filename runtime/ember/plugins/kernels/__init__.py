@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Final
 
-__all__ = ["DIR", "DIALECT", "source"]
+__all__ = ["DIALECT", "DIR", "source"]
 
 #: The folder of the shared sources (an include directory for C compilers).
 DIR: Final = Path(__file__).resolve().parent
