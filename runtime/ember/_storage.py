@@ -55,6 +55,7 @@ class Storage:
     _size: int  # the block's size, as the allocator rounded it
     _home: FreeLists  # the free lists the block goes back to
     _block: Block  # large blocks only
+    _owner: object  # wrapped memory only: what keeps it alive
 
     def __init__(self, dev: device, nbytes: int) -> None:
         alloc = dev._allocator
