@@ -32,9 +32,11 @@ def _outcome(fn: object, *args: object) -> tuple[str, object, object]:
 
 
 def _via_general(name: str, a: object, b: object) -> tuple[str, object, object]:
-    from ember._ops import elementwise, names
+    from ember._ops import _binary_general, names
 
-    return _outcome(lambda x, y: elementwise._binary_general(names.BINARY[name], x, y, None), a, b)
+    return _outcome(
+        lambda x, y: _binary_general.binary_general(names.BINARY[name], x, y, None), a, b
+    )
 
 
 @pytest.mark.parametrize("name", OPS)

@@ -2,30 +2,34 @@
 
 `a + b` on two tensors of one dtype, shape and device that need no grad takes the fast
 path in `_binary`: one tuple comparison, one dict lookup, one allocation, one kernel call.
-Everything else goes through `_binary_general`, which implements PyTorch's rules.
+Everything else goes through `binary_general`, which implements PyTorch's rules.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
-
-import numpy as np
+from typing import Any
 
 from ember import _dtype
 from ember._dispatch import Op
-from ember._errors import DTypeError
-from ember._ops import _launch, binary_formulas, names
-from ember._ops._launch import launch_binary, launch_reduction
-from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
-from ember._ops._overlap import check_no_overlap
-from ember._ops.conversion import cast, python_scalar
+from ember._ops import names
+from ember._ops._binary_general import (
+    FLOAT_ONLY,
+    FORMULAS,
+    INT_CHECKED,
+    INTEGRAL_ONLY,
+    NO_BOOL,
+    OP_FLAGS,
+    TO_BOOL,
+    binary_general,
+)
+from ember._ops._launch import launch_binary
+from ember._ops._meta import broadcast_shapes
 from ember._plan import FlatPlans, flat_plans
-from ember._tensor import Tensor, empty_tensor, make_view
+from ember._tensor import Tensor, empty_tensor
 from ember.autograd._graph import (
     before_write,
     check_inplace,
     needs_grad,
-    record,
     record_elementwise,
     write_back,
 )
@@ -39,31 +43,11 @@ __all__ = [
     "sub_", "subtract", "true_divide",
 ]  # fmt: skip
 
-_FLOAT_ONLY: Final = 1  # integer and bool inputs compute in the default float dtype
-_TO_BOOL: Final = 2  # the result is bool (comparisons, logical ops)
-_INTEGRAL_ONLY: Final = 4  # bitwise ops
-_NO_BOOL: Final = 8  # PyTorch rejects bool inputs (sub, neg)
-_INT_CHECKED: Final = 16  # integer operands are checked first (division by zero, powers)
-_INT_DIVISIONS: Final = frozenset({"floor_divide", "trunc_divide", "remainder", "fmod"})
-
-_BINARY_FLAGS: Final = {
-    "div": _FLOAT_ONLY, "pow": _INT_CHECKED, "sub": _NO_BOOL,
-    **dict.fromkeys(_INT_DIVISIONS, _INT_CHECKED),
-    "bitwise_and": _INTEGRAL_ONLY, "bitwise_or": _INTEGRAL_ONLY, "bitwise_xor": _INTEGRAL_ONLY,
-    **{name: _TO_BOOL for name in names.BINARY_COMPARISON},
-}  # fmt: skip
-_OP_FLAGS: dict[Op, int] = {names.BINARY[n]: _BINARY_FLAGS.get(n, 0) for n in names.BINARY}
-_SCALARS: Final = (int, float, bool)
-# Per op: its derivative formula (None: not differentiable) and its node's name.
-_FORMULAS: dict[Op, tuple[binary_formulas.Formula | None, str]] = {
-    op: (binary_formulas.FORMULAS.get(n), n.capitalize() + "Backward")
-    for n, op in names.BINARY.items()
-}
 _bool = _dtype.bool
 
 
 def _fast_sets(flags: int) -> tuple[frozenset[_dtype.dtype], ...]:
-    """Per op: the dtypes whose fast paths give exactly what `_binary_general` would.
+    """Per op: the dtypes whose fast paths give exactly what `binary_general` would.
 
     (tensor with a same-dtype tensor, tensor with a Python float, tensor with a Python int.)
     Those paths skip promotion, so they exclude every case where promotion changes the
@@ -73,23 +57,23 @@ def _fast_sets(flags: int) -> tuple[frozenset[_dtype.dtype], ...]:
     floats = frozenset(d for d in _dtype.ALL_DTYPES if d.is_floating_point)
     ints = frozenset(d for d in _dtype.ALL_DTYPES if d.category == 1)
     same = frozenset(_dtype.ALL_DTYPES)
-    if flags & _INTEGRAL_ONLY:
+    if flags & INTEGRAL_ONLY:
         same -= floats
-    if flags & _FLOAT_ONLY:
+    if flags & FLOAT_ONLY:
         same &= floats
-    if flags & _NO_BOOL:
+    if flags & NO_BOOL:
         same -= {_bool}
     none: frozenset[_dtype.dtype] = frozenset()
-    if flags & _INT_CHECKED:
+    if flags & INT_CHECKED:
         same -= ints | {_bool}
-    float_scalar = none if flags & _INTEGRAL_ONLY else floats
-    int_scalar = float_scalar | (none if flags & (_FLOAT_ONLY | _INT_CHECKED) else ints)
+    float_scalar = none if flags & INTEGRAL_ONLY else floats
+    int_scalar = float_scalar | (none if flags & (FLOAT_ONLY | INT_CHECKED) else ints)
     return same, float_scalar, int_scalar
 
 
 # Per op: (same-dtype tensor pair, tensor with float, tensor with int) fast-path dtypes.
 _FAST: dict[Op, tuple[frozenset[_dtype.dtype], ...]] = {
-    op: _fast_sets(_OP_FLAGS[op]) for op in _OP_FLAGS
+    op: _fast_sets(OP_FLAGS[op]) for op in OP_FLAGS
 }
 # Per op: the result dtype, the contiguous plans and whether autograd records it (a float
 # result) of each dtype of the same-dtype tensor pair fast path (one lookup on the hot path
@@ -98,9 +82,9 @@ _SAME_OUT: dict[Op, dict[_dtype.dtype, tuple[_dtype.dtype, FlatPlans, bool]]] = 
     op: {
         dt: (out, flat_plans((out, dt, dt)), out.is_floating_point)
         for dt in _FAST[op][0]
-        for out in [_bool if _OP_FLAGS[op] & _TO_BOOL else dt]
+        for out in [_bool if OP_FLAGS[op] & TO_BOOL else dt]
     }
-    for op in _OP_FLAGS
+    for op in OP_FLAGS
 }
 
 # Per op and tensor dtype: the result dtype and the contiguous plans of tensor-with-scalar
@@ -109,16 +93,18 @@ _SCALAR_FAST: dict[Op, dict[_dtype.dtype, tuple[_dtype.dtype, FlatPlans, FlatPla
     op: {
         dt: (out, flat_plans((out, dt, dt), 2), flat_plans((out, dt, dt), 1))
         for dt in _FAST[op][1] | _FAST[op][2]
-        for out in [_bool if _OP_FLAGS[op] & _TO_BOOL else dt]
+        for out in [_bool if OP_FLAGS[op] & TO_BOOL else dt]
     }
-    for op in _OP_FLAGS
+    for op in OP_FLAGS
 }
 
 
 def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
     # The hottest path, on its own so that it runs the fewest bytecodes: two dense tensors
     # at their storages' starts, of one dtype, shape and device, with a native kernel.
-    if out is None and type(a) is Tensor and type(b) is Tensor:
+    if out is not None:
+        return _binary_out(op, a, b, out)
+    if type(a) is Tensor and type(b) is Tensor:
         same = _SAME_OUT[op].get(a._dtype)
         shape = a._shape
         dev = a._device
@@ -148,27 +134,25 @@ def _binary_fast(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
     # Python int/float (a weak scalar, which keeps the tensor's dtype), where promotion
     # cannot change the dtype (see `_fast_sets`). Tensors in autograd take them too and
     # record straight after the kernel. Broadcasting pairs and `out=` take them outside
-    # autograd.
-    if out is not None:
-        return _binary_out(op, a, b, out)
+    # autograd. (`out=` calls went to `_binary_out`.)
     if type(a) is Tensor:
         tensor, other = a, b
     elif type(b) is Tensor:
         tensor, other = b, a
     else:
-        return _binary_general(op, a, b, out)
+        return binary_general(op, a, b, out)
     dt = tensor._dtype
     kind = type(other)
     if kind is Tensor:
         dev = tensor._device
         if other._dtype is not dt or other._device is not dev:
-            return _binary_general(op, a, b, out)
+            return binary_general(op, a, b, out)
         same = _SAME_OUT[op].get(dt)
         if same is None:
-            return _binary_general(op, a, b, out)
+            return binary_general(op, a, b, out)
         fn = op.kernels.get(dev.type)
         if fn is None:
-            return _binary_general(op, a, b, out)
+            return binary_general(op, a, b, out)
         out_dt = same[0]
         if other._shape == tensor._shape:
             result = empty_tensor(tensor._shape, out_dt, dev)
@@ -180,7 +164,7 @@ def _binary_fast(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
                 launch_binary(op, result, a, b, dt)
             if (
                 (tensor._autograd is not None or other._autograd is not None)
-                and not _OP_FLAGS[op] & _TO_BOOL
+                and not OP_FLAGS[op] & TO_BOOL
                 and dt.is_floating_point
             ):
                 _record_fast(op, a, b, result)
@@ -191,17 +175,17 @@ def _binary_fast(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
                 result = empty_tensor(shape, out_dt, dev)
                 launch_binary(op, result, a, b, dt)
                 return result
-        return _binary_general(op, a, b, out)
+        return binary_general(op, a, b, out)
     if kind is float:
         index = 1
     elif kind is int:
         index = 2
     else:
-        return _binary_general(op, a, b, out)
+        return binary_general(op, a, b, out)
     if dt in _FAST[op][index]:
         fn = op.kernels.get(tensor._device.type)
         if fn is not None:
-            flags = _OP_FLAGS[op]
+            flags = OP_FLAGS[op]
             out_dt, second, first = _SCALAR_FAST[op][dt]
             result = empty_tensor(tensor._shape, out_dt, tensor._device)
             scalar = float(other) if dt.is_floating_point else other
@@ -218,57 +202,56 @@ def _binary_fast(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
                 launch_binary(op, result, a, scalar, dt)
             else:
                 launch_binary(op, result, scalar, b, dt)
-            if tensor._autograd is not None and not flags & _TO_BOOL and dt.is_floating_point:
+            if tensor._autograd is not None and not flags & TO_BOOL and dt.is_floating_point:
                 _record_fast(op, a, b, result)
             return result
-    return _binary_general(op, a, b, out)
+    return binary_general(op, a, b, out)
 
 
 def _binary_out(op: Op, a: Any, b: Any, out: Tensor) -> Tensor:
     """`out=` fast path: operands of out's dtype, shape and device, nothing in autograd, and
     no operand sharing out's memory unless it is exactly out's elements."""
-    if (
-        type(out) is Tensor
-        and type(a) is Tensor
-        and type(b) is Tensor
-        and out._contiguous
-        and out._autograd is None
-        and a._autograd is None
-        and b._autograd is None
-    ):
+    if type(out) is Tensor and type(a) is Tensor and type(b) is Tensor:
         dt = out._dtype
         shape = out._shape
         dev = out._device
-        storage = out._storage
+        same = _SAME_OUT[op].get(dt)
         if (
-            a._dtype is dt
+            same is not None
+            and same[0] is dt
+            and a._dtype is dt
             and b._dtype is dt
             and a._shape == shape
             and b._shape == shape
             and a._device is dev
             and b._device is dev
-            and not _OP_FLAGS[op] & _TO_BOOL
-            and dt in _FAST[op][0]
-            and (
-                a._storage is not storage
-                or (a._offset == out._offset and a._strides == out._strides)
-            )
-            and (
-                b._storage is not storage
-                or (b._offset == out._offset and b._strides == out._strides)
-            )
+            and out._contiguous
+            and out._autograd is None
+            and a._autograd is None
+            and b._autograd is None
         ):
             fn = op.kernels.get(dev.type)
             if fn is not None:
-                if not (a._contiguous and b._contiguous) or a._offset or b._offset or out._offset:
-                    launch_binary(op, out, a, b, dt)
-                else:
-                    plan = _SAME_OUT[op][dt][1][shape]
+                storage = out._storage
+                if a._contiguous and b._contiguous and not (a._offset or b._offset or out._offset):
+                    # Dense operands at their storages' starts: one sharing out's storage is
+                    # exactly out's elements.
+                    plan = same[1][shape]
                     if plan.numel:
                         fn(storage, a._storage, b._storage, plan)
-                storage.version += 1
-                return out
-    return _binary_general(op, a, b, out)
+                    storage.version += 1
+                    return out
+                if (
+                    a._storage is not storage
+                    or (a._offset == out._offset and a._strides == out._strides)
+                ) and (
+                    b._storage is not storage
+                    or (b._offset == out._offset and b._strides == out._strides)
+                ):
+                    launch_binary(op, out, a, b, dt)
+                    storage.version += 1
+                    return out
+    return binary_general(op, a, b, out)
 
 
 def _broadcast_pair(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -290,12 +273,6 @@ def _broadcast_pair(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...] |
     return tuple(result)
 
 
-def _broadcast_view(t: Tensor, shape: tuple[int, ...]) -> Tensor:
-    if t._shape == shape:
-        return t
-    return make_view(t, t._offset, shape, broadcast_strides(t._shape, t._strides, shape))
-
-
 def _record_fast(op: Op, a: Any, b: Any, result: Tensor) -> None:
     """Record a fast-path result (operands of one dtype and shape, or a tensor and a scalar)."""
     if not _GRAD_MODE.enabled:
@@ -305,157 +282,12 @@ def _record_fast(op: Op, a: Any, b: Any, result: Tensor) -> None:
         meta = b._autograd if type(b) is Tensor else None
         if meta is None or not meta.requires_grad:
             return
-    formula, name = _FORMULAS[op]
+    formula, name = FORMULAS[op]
     if formula is None:
         return
     save = () if formula.save is None else formula.save(a, b)
     ctx = (None if type(a) is Tensor else a, None if type(b) is Tensor else b)
     record_elementwise(name, formula, (a, b), result, save, False, ctx)
-
-
-def _binary_general(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
-    flags = _OP_FLAGS[op]
-    # NumPy scalars (np.float32(2), np.int64(3), np.bool_(True)) join as Python scalars.
-    if isinstance(a, np.generic):
-        a = a.item()
-    if isinstance(b, np.generic):
-        b = b.item()
-    a, b = _scalar_tensor_to_scalar(a, b), _scalar_tensor_to_scalar(b, a)
-    a_is_tensor, b_is_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
-    if not a_is_tensor and not b_is_tensor:
-        raise TypeError(f"{op.name}(): expected at least one tensor argument, got {a!r} and {b!r}")
-    for value in (a, b):
-        if not isinstance(value, (Tensor, *_SCALARS)):
-            raise TypeError(f"{op.name}(): unsupported operand type {type(value).__name__}")
-    if a_is_tensor and b_is_tensor:
-        dev = same_device(op.name, a, b)
-        shape = broadcast_shapes(op.name, a._shape, b._shape)
-    else:
-        t = a if a_is_tensor else b
-        dev, shape = t._device, t._shape
-    compute = _dtype.result_type(a, b)
-    compute = _check_compute_dtype(op, flags, compute, a, b)
-    result_dtype = _bool if flags & _TO_BOOL else compute
-    operands = [_prepare(x, compute, shape) for x in (a, b)]
-    grad = needs_grad(a, b) and not flags & _TO_BOOL and result_dtype.is_floating_point
-    if grad and out is not None:
-        raise RuntimeError(
-            f"{op.name}(): functions with out=... arguments don't support automatic "
-            "differentiation, but one of the arguments requires grad."
-        )
-    if out is not None:
-        check_no_overlap(op.name, out, operands)
-    target = _output(op.name, out, shape, result_dtype, dev)
-    _check_operands(op, flags, compute, operands[1])
-    launch_binary(op, target, operands[0], operands[1], compute)
-    result = _finish(out, target)
-    if grad:
-        formula, name = _FORMULAS[op]
-        if formula is not None:
-            save = () if formula.save is None else formula.save(a, b)
-            scalars = tuple(None if isinstance(x, Tensor) else x for x in (a, b))
-            record(name, formula, (a, b), result, save, ctx=scalars)
-    return result
-
-
-def _check_operands(op: Op, flags: int, compute: _dtype.dtype, b: Any) -> None:
-    """PyTorch's errors of integer division by zero and of integral negative powers."""
-    if not flags & _INT_CHECKED or compute.is_floating_point:
-        return
-    if op.name == "pow":
-        if not isinstance(b, Tensor) and b < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return
-    if isinstance(b, Tensor):
-        zero = _binary_general(names.BINARY["eq"], b, 0, None)
-        found = False
-        if zero.numel():
-            ndim = len(zero._shape)
-            flag = empty_tensor((1,) * ndim, _bool, zero._device)
-            # any() of a bool tensor is its amax: a primitive (any is a composite).
-            launch_reduction(names.REDUCTIONS["amax"], flag, zero, tuple(range(ndim)))
-            found = bool(flag.item())
-    else:
-        found = b == 0
-    if found:
-        raise RuntimeError(f"{op.name}: ZeroDivisionError (integer division by zero)")
-
-
-def _scalar_tensor_to_scalar(x: Any, other: Any) -> Any:
-    # A 0-d cpu tensor may join tensors of another device, as a scalar does in PyTorch.
-    if (
-        isinstance(x, Tensor)
-        and isinstance(other, Tensor)
-        and not x._shape
-        and x._device is not other._device
-        and x._device.type == "cpu"
-    ):
-        return _dtype_preserving_item(x)
-    return x
-
-
-def _dtype_preserving_item(x: Tensor) -> Any:
-    return x.item()
-
-
-def _check_compute_dtype(op: Op, flags: int, compute: _dtype.dtype, a: Any, b: Any) -> _dtype.dtype:
-    if flags & _INTEGRAL_ONLY and compute.is_floating_point:
-        raise DTypeError(f"{op.name}(): not supported for floating-point dtype {compute.name}")
-    if flags & _NO_BOOL and compute is _bool:
-        raise DTypeError(
-            f"{op.name}(): subtraction with two bool tensors is not supported; "
-            "use the `^` or `logical_xor()` operator instead"
-        )
-    if flags & _FLOAT_ONLY and not compute.is_floating_point:
-        return _dtype.get_default_dtype()
-    return compute
-
-
-def _prepare(x: Any, compute: _dtype.dtype, shape: tuple[int, ...]) -> Any:
-    """A tensor operand cast to the compute dtype and broadcast; scalars converted."""
-    if not isinstance(x, Tensor):
-        return python_scalar(x, compute)
-    x = cast(x, compute)
-    if x._shape != shape:
-        x = make_view(x, x._offset, shape, broadcast_strides(x._shape, x._strides, shape))
-    return x
-
-
-def _output(
-    name: str, out: Tensor | None, shape: tuple[int, ...], dt: _dtype.dtype, dev: Any
-) -> Tensor:
-    """Where a kernel writes: a new tensor, `out` itself, or a temporary to convert into `out`."""
-    if out is None:
-        return empty_tensor(shape, dt, dev)
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be a Tensor, not {type(out).__name__}")
-    if out._device is not dev:
-        raise RuntimeError(f"{name}(): out is on {out._device} but the inputs are on {dev}")
-    if out._shape != shape:
-        raise RuntimeError(
-            f"{name}(): out has shape {list(out._shape)} but the result has shape {list(shape)}"
-        )
-    if not _can_cast(dt, out._dtype):
-        raise RuntimeError(
-            f"{name}(): result type {dt.name} can't be cast to the desired output type "
-            f"{out._dtype.name}"
-        )
-    return out if out._dtype is dt else empty_tensor(shape, dt, dev)
-
-
-def _finish(out: Tensor | None, target: Tensor) -> Tensor:
-    """Complete a write into `out` (converting from a temporary) and bump its version."""
-    if out is None:
-        return target
-    if out is not target:
-        _launch.copy(out, target)
-    out._storage.version += 1  # only once the kernels succeeded
-    return out
-
-
-def _can_cast(source: _dtype.dtype, target: _dtype.dtype) -> bool:
-    """PyTorch's rule for writing results into `out`/in-place targets: no lower category."""
-    return target.category >= source.category
 
 
 def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
@@ -464,7 +296,7 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
     # with it. Writing into an operand is safe then: kernels read an element before writing.
     if type(t) is Tensor or isinstance(t, Tensor):
         dt = t._dtype
-        if dt.is_floating_point and t._contiguous and not _OP_FLAGS[op] & _INTEGRAL_ONLY:
+        if dt.is_floating_point and t._contiguous and not OP_FLAGS[op] & INTEGRAL_ONLY:
             quiet = not _GRAD_MODE.enabled or t._autograd is None
             kind = type(other)
             if kind is float or kind is int:
@@ -511,7 +343,7 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
             )
     if needs_grad(t, other):
         return _inplace_recorded(op, t, other)
-    return _binary_general(op, t, other, t)
+    return binary_general(op, t, other, t)
 
 
 def _inplace_recorded(op: Op, t: Tensor, other: Any) -> Tensor:
@@ -521,11 +353,11 @@ def _inplace_recorded(op: Op, t: Tensor, other: Any) -> Tensor:
     formula reads its operands, it gets a copy of t's old values (t itself is overwritten).
     """
     check_inplace(t)
-    formula, _ = _FORMULAS[op]
+    formula, _ = FORMULAS[op]
     first: Any = t
     if formula is not None and formula.save is not None:
         first = before_write(t)
-    result = _binary_general(op, first, other if other is not t else first, None)
+    result = binary_general(op, first, other if other is not t else first, None)
     if result._dtype is not t._dtype:
         raise RuntimeError(
             f"{op.name}_(): result type {result._dtype.name} can't be cast to the desired "
@@ -578,9 +410,9 @@ def div(
     if rounding_mode is None:
         return _binary(_DIV, input, other, out)
     if rounding_mode == "floor":
-        return _binary_general(names.BINARY["floor_divide"], input, other, out)
+        return binary_general(names.BINARY["floor_divide"], input, other, out)
     if rounding_mode == "trunc":
-        return _binary_general(names.BINARY["trunc_divide"], input, other, out)
+        return binary_general(names.BINARY["trunc_divide"], input, other, out)
     raise ValueError(
         "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
         f"but found '{rounding_mode}'"

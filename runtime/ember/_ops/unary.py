@@ -8,14 +8,12 @@ from ember import _dtype
 from ember._dispatch import Op
 from ember._errors import DTypeError
 from ember._ops import _launch, names, unary_formulas
+from ember._ops._binary_general import binary_general, finish, output
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops.conversion import cast, python_scalar
 from ember._ops.creation import full
 from ember._ops.elementwise import (
     _binary,
-    _binary_general,
-    _finish,
-    _output,
     before_write,
     check_inplace,
     detached,
@@ -72,27 +70,27 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
         return result
     compute = _compute_dtype(op, t)
     if op.name in _ROUNDING and not compute.is_floating_point:
-        target = _output(op.name, out, t._shape, compute, t._device)
+        target = output(op.name, out, t._shape, compute, t._device)
         _launch.copy(target, t)
-        return _finish(out, target)
+        return finish(out, target)
     source = cast(t, compute)
     if fn is None and op.composite:
         # The composite's own ops record the graph.
         result = _COMPOSITES[op.name](source)
         if out is None:
             return result
-        target = _output(op.name, out, result._shape, compute, t._device)
+        target = output(op.name, out, result._shape, compute, t._device)
         _launch.copy(target, result)
-        return _finish(out, target)
+        return finish(out, target)
     grad = needs_grad(t) and compute.is_floating_point
     if grad and out is not None:
         raise RuntimeError(
             f"{op.name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
-    target = _output(op.name, out, t._shape, compute, t._device)
+    target = output(op.name, out, t._shape, compute, t._device)
     _launch.launch_unary(op, target, source)
-    result = _finish(out, target)
+    result = finish(out, target)
     if grad:
         _record(op, t, result)
     return result
@@ -232,7 +230,7 @@ def square(t: Tensor) -> Tensor:
 
 def logical_not(t: Tensor, *, out: Tensor | None = None) -> Tensor:
     """True where t is zero."""
-    return _binary_general(names.BINARY["eq"], t, 0, out)
+    return binary_general(names.BINARY["eq"], t, 0, out)
 
 
 def bitwise_not(t: Tensor) -> Tensor:
@@ -319,9 +317,9 @@ def clamp_(t: Tensor, min: Any = None, max: Any = None) -> Tensor:
         )
     if not needs_grad(t, min, max):
         if min is not None:
-            _binary_general(names.BINARY["maximum"], t, min, t)
+            binary_general(names.BINARY["maximum"], t, min, t)
         if max is not None:
-            _binary_general(names.BINARY["minimum"], t, max, t)
+            binary_general(names.BINARY["minimum"], t, max, t)
         return t
     check_inplace(t)
     original = before_write(t)
