@@ -1,9 +1,9 @@
-"""Reductions: sum, prod, mean, amax/amin, max/min, argmax/argmin, var/std, all/any,
-logsumexp and cumsum.
+"""Reductions: sum, prod, mean, amax/amin, max/min, argmax/argmin, all/any and cumsum
+(var, std and logsumexp, composites over these, are in statistics.py).
 
 Primitives call a device kernel that writes a fresh, contiguous output in keepdim form;
 without keepdim the result is a view of it with the reduced dims dropped. The composites
-(mean, var, std, logsumexp, max/min along a dim) are written in ember ops and defined
+(mean, max/min along a dim, and statistics.py's) are written in ember ops and defined
 here as composite ops, so that a device may override each with a fused kernel.
 Differentiable primitives record their node here; their formulas live in
 reduction_formulas.py. Composites record through their constituent ops (a fused kernel
@@ -12,8 +12,6 @@ is bypassed while grad is needed).
 
 from __future__ import annotations
 
-import builtins
-import math
 from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 
@@ -22,7 +20,7 @@ from ember._dispatch import Kernel, Op, kernel_for
 from ember._errors import DTypeError
 from ember._ops import conversion as conv
 from ember._ops import elementwise as ew
-from ember._ops import names, unary
+from ember._ops import names
 from ember._ops import reduction_formulas as formulas
 from ember._ops import shape as shape_ops
 from ember._ops._launch import (
@@ -38,14 +36,14 @@ from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record
 
 __all__ = [
-    "all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "logsumexp", "max", "mean",
-    "min", "prod", "std", "sum", "var",
+    "all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "max", "mean", "min", "prod",
+    "sum",
 ]  # fmt: skip
 
 Dims = tuple[int, ...]
 DimArg = int | Sequence[int] | None
 
-MEAN, VAR, STD, LOGSUMEXP = names.MEAN, names.VAR, names.STD, names.LOGSUMEXP
+MEAN = names.MEAN
 MAX_DIM, MIN_DIM = names.MAX_DIM, names.MIN_DIM
 
 _SUM = names.REDUCTIONS["sum"]
@@ -373,78 +371,6 @@ def _arg_extreme(op: Op, t: Tensor, dim: int | None, keepdim: bool, name: str) -
     out = empty_tensor(_keep_shape(t._shape, (d,)), _dtype.int64, t._device)
     launch_scan(op, out, t, d)
     return _finish(out, (d,), keepdim)
-
-
-# -- statistics -------------------------------------------------------------------------------
-
-
-def var(
-    input: Tensor,
-    dim: DimArg = None,
-    *,
-    correction: float | None = 1,
-    keepdim: bool = False,
-    unbiased: bool | None = None,
-) -> Tensor:
-    """Variance over `dim` with Bessel's `correction`; nan where too few elements."""
-    if unbiased is not None:  # the older spelling of correction=1 / correction=0
-        correction = 1 if unbiased else 0
-    t, dims, fused = _statistic(VAR, input, dim, "var")
-    correction = 1 if correction is None else correction
-    if fused is not None:
-        return _run(fused, t, dims, keepdim, t._dtype, correction)
-    # Two passes (mean, then squared deviations) to avoid the cancellation of E[x²] - E[x]².
-    centered = ew.sub(t, mean(t, dims, keepdim=True))
-    squares = sum(ew.mul(centered, centered), dims, keepdim)
-    return ew.div(squares, float(builtins.max(0, _count(t._shape, dims) - correction)))
-
-
-def std(
-    input: Tensor,
-    dim: DimArg = None,
-    *,
-    correction: float | None = 1,
-    keepdim: bool = False,
-    unbiased: bool | None = None,
-) -> Tensor:
-    """Standard deviation over `dim` with Bessel's `correction`."""
-    if unbiased is not None:  # the older spelling of correction=1 / correction=0
-        correction = 1 if unbiased else 0
-    t, dims, fused = _statistic(STD, input, dim, "std")
-    if fused is not None:
-        return _run(fused, t, dims, keepdim, t._dtype, 1 if correction is None else correction)
-    return unary.sqrt(var(t, dims, correction=correction, keepdim=keepdim))
-
-
-def _statistic(op: Op, t: Tensor, dim: DimArg, name: str) -> tuple[Tensor, Dims, Kernel | None]:
-    if not t._dtype.is_floating_point:
-        raise DTypeError(
-            f"{name}(): std and var only support floating point and complex dtypes, "
-            f"got {_TORCH_NAMES[t._dtype.name]}"
-        )
-    return t, _dims(t, dim, name), _fused(op, t)
-
-
-def logsumexp(input: Tensor, dim: DimArg, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(x))) over `dim`, without overflow; integers compute in the default float."""
-    t = input
-    if not t._dtype.is_floating_point:
-        t = conv.cast(t, _dtype.get_default_dtype())
-    dims = _dims(t, dim, "logsumexp")
-    fused = _fused(LOGSUMEXP, t)
-    if fused is not None:
-        return _run(fused, t, dims, keepdim, t._dtype)
-    if t.numel() == 0:
-        return unary.log(sum(unary.exp(t), dims, keepdim))
-    # Shift by the maximum so exp() cannot overflow; an infinite maximum would turn the
-    # shifted values into nan (inf - inf), so it shifts by 0 instead. The shift cancels
-    # out of the gradient, hence the detach.
-    peak = amax(t.detach(), dims, keepdim=True)
-    peak = unary.where(ew.eq(unary.abs(peak), math.inf), 0.0, peak)
-    total = sum(unary.exp(ew.sub(t, peak)), dims, keepdim)
-    if not keepdim:
-        peak = shape_ops.reshape(peak, total._shape)
-    return ew.add(unary.log(total), peak)
 
 
 # -- logic ------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 
 from ember._ops import elementwise as ew
-from ember._ops import reduction, unary
+from ember._ops import reduction, statistics, unary
 from ember._ops import shape as shape_ops
 from ember._tensor import Tensor
 from ember.autograd._mode import no_grad
@@ -79,7 +79,7 @@ def batch_norm(
         if running_mean is None and running_var is None and not training:
             raise RuntimeError("batch_norm: running_mean and running_var must be defined in eval")
         mean = reduction.mean(input, dims, keepdim=True)
-        var = reduction.var(input, dims, correction=0, keepdim=True)
+        var = statistics.var(input, dims, correction=0, keepdim=True)
         if training:
             _update_running(running_mean, mean, momentum, 1.0)
             _update_running(running_var, var, momentum, count / max(count - 1, 1))
@@ -105,7 +105,7 @@ def layer_norm(
         )
     dims = tuple(range(input.ndim - k, input.ndim))
     mean = reduction.mean(input, dims, keepdim=True)
-    var = reduction.var(input, dims, correction=0, keepdim=True)
+    var = statistics.var(input, dims, correction=0, keepdim=True)
     return _affine(_standardize(input, mean, var, eps), weight, bias, None)
 
 
@@ -129,7 +129,7 @@ def group_norm(
         )
     grouped = shape_ops.reshape(input, (n, num_groups, -1))
     mean = reduction.mean(grouped, 2, keepdim=True)
-    var = reduction.var(grouped, 2, correction=0, keepdim=True)
+    var = statistics.var(grouped, 2, correction=0, keepdim=True)
     result = shape_ops.reshape(_standardize(grouped, mean, var, eps), input._shape)
     return _affine(result, weight, bias, _channel_shape(input))
 
