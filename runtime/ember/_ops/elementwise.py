@@ -87,15 +87,26 @@ _SAME_OUT: dict[Op, dict[_dtype.dtype, tuple[_dtype.dtype, FlatPlans, bool]]] = 
     for op in OP_FLAGS
 }
 
-# Per op and tensor dtype: the result dtype and the contiguous plans of tensor-with-scalar
-# calls, the scalar second, then first.
-_SCALAR_FAST: dict[Op, dict[_dtype.dtype, tuple[_dtype.dtype, FlatPlans, FlatPlans]]] = {
-    op: {
-        dt: (out, flat_plans((out, dt, dt), 2), flat_plans((out, dt, dt), 1))
-        for dt in _FAST[op][1] | _FAST[op][2]
-        for out in [_bool if OP_FLAGS[op] & TO_BOOL else dt]
-    }
-    for op in OP_FLAGS
+# Per op and tensor dtype: the result dtype, the contiguous plans (the scalar second, then
+# first) and whether autograd records it, of tensor-with-scalar calls: a Python float, then
+# a Python int.
+_ScalarEntry = tuple[_dtype.dtype, FlatPlans, FlatPlans, bool]
+
+
+def _scalar_entries(op: Op, dtypes: frozenset[_dtype.dtype]) -> dict[_dtype.dtype, _ScalarEntry]:
+    entries = {}
+    for dt in dtypes:
+        out = _bool if OP_FLAGS[op] & TO_BOOL else dt
+        plans = flat_plans((out, dt, dt), 2), flat_plans((out, dt, dt), 1)
+        entries[dt] = (out, *plans, out.is_floating_point)
+    return entries
+
+
+_WITH_FLOAT: dict[Op, dict[_dtype.dtype, _ScalarEntry]] = {
+    op: _scalar_entries(op, _FAST[op][1]) for op in OP_FLAGS
+}
+_WITH_INT: dict[Op, dict[_dtype.dtype, _ScalarEntry]] = {
+    op: _scalar_entries(op, _FAST[op][2]) for op in OP_FLAGS
 }
 
 
@@ -104,28 +115,42 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
     # at their storages' starts, of one dtype, shape and device, with a native kernel.
     if out is not None:
         return _binary_out(op, a, b, out)
-    if type(a) is Tensor and type(b) is Tensor:
-        same = _SAME_OUT[op].get(a._dtype)
-        shape = a._shape
-        dev = a._device
-        if (
-            same is not None
-            and b._dtype is a._dtype
-            and b._shape == shape
-            and b._device is dev
-            and a._contiguous
-            and b._contiguous
-            and not (a._offset or b._offset)
-        ):
-            fn = op.kernels.get(dev.type)
-            if fn is not None:
-                result = empty_tensor(shape, same[0], dev)
-                plan = same[1][shape]
-                if plan.numel:
-                    fn(result._storage, a._storage, b._storage, plan)
-                if (a._autograd is not None or b._autograd is not None) and same[2]:
-                    _record_fast(op, a, b, result)
-                return result
+    if type(a) is Tensor:
+        kind = type(b)
+        if kind is Tensor:
+            same = _SAME_OUT[op].get(a._dtype)
+            shape = a._shape
+            dev = a._device
+            if (
+                same is not None
+                and b._dtype is a._dtype
+                and b._shape == shape
+                and b._device is dev
+                and a._contiguous
+                and b._contiguous
+                and not (a._offset or b._offset)
+            ):
+                fn = op.kernels.get(dev.type)
+                if fn is not None:
+                    result = empty_tensor(shape, same[0], dev)
+                    plan = same[1][shape]
+                    if plan.numel:
+                        fn(result._storage, a._storage, b._storage, plan)
+                    if (a._autograd is not None or b._autograd is not None) and same[2]:
+                        _record_fast(op, a, b, result)
+                    return result
+        elif kind is float:  # t * 0.5: a dense tensor with a float that keeps its dtype
+            entry = _WITH_FLOAT[op].get(a._dtype)
+            if entry is not None and a._contiguous and not a._offset:
+                fn = op.kernels.get(a._device.type)
+                if fn is not None:
+                    result = empty_tensor(a._shape, entry[0], a._device)
+                    plan = entry[1][a._shape]
+                    if plan.numel:
+                        fn(result._storage, a._storage, b, plan)
+                    if a._autograd is not None and entry[3]:
+                        _record_fast(op, a, b, result)
+                    return result
     return _binary_fast(op, a, b, out)
 
 
@@ -177,35 +202,32 @@ def _binary_fast(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
                 return result
         return binary_general(op, a, b, out)
     if kind is float:
-        index = 1
+        entry = _WITH_FLOAT[op].get(dt)
     elif kind is int:
-        index = 2
+        entry = _WITH_INT[op].get(dt)
     else:
         return binary_general(op, a, b, out)
-    if dt in _FAST[op][index]:
-        fn = op.kernels.get(tensor._device.type)
-        if fn is not None:
-            flags = OP_FLAGS[op]
-            out_dt, second, first = _SCALAR_FAST[op][dt]
-            result = empty_tensor(tensor._shape, out_dt, tensor._device)
-            scalar = float(other) if dt.is_floating_point else other
-            if tensor._contiguous and not tensor._offset:
-                if tensor is a:
-                    plan = second[a._shape]
-                    if plan.numel:
-                        fn(result._storage, a._storage, scalar, plan)
-                else:
-                    plan = first[b._shape]
-                    if plan.numel:
-                        fn(result._storage, scalar, b._storage, plan)
-            elif tensor is a:
-                launch_binary(op, result, a, scalar, dt)
-            else:
-                launch_binary(op, result, scalar, b, dt)
-            if tensor._autograd is not None and not flags & TO_BOOL and dt.is_floating_point:
-                _record_fast(op, a, b, result)
-            return result
-    return binary_general(op, a, b, out)
+    fn = op.kernels.get(tensor._device.type)
+    if entry is None or fn is None:
+        return binary_general(op, a, b, out)
+    result = empty_tensor(tensor._shape, entry[0], tensor._device)
+    scalar = float(other) if dt.is_floating_point else other
+    if tensor._contiguous and not tensor._offset:
+        if tensor is a:
+            plan = entry[1][a._shape]
+            if plan.numel:
+                fn(result._storage, a._storage, scalar, plan)
+        else:
+            plan = entry[2][b._shape]
+            if plan.numel:
+                fn(result._storage, scalar, b._storage, plan)
+    elif tensor is a:
+        launch_binary(op, result, a, scalar, dt)
+    else:
+        launch_binary(op, result, scalar, b, dt)
+    if tensor._autograd is not None and entry[3]:
+        _record_fast(op, a, b, result)
+    return result
 
 
 def _binary_out(op: Op, a: Any, b: Any, out: Tensor) -> Tensor:
@@ -302,7 +324,7 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
             if kind is float or kind is int:
                 fn = op.kernels.get(t._device.type)
                 if quiet and fn is not None:
-                    entry = _SCALAR_FAST[op].get(dt)
+                    entry = _WITH_FLOAT[op].get(dt)
                     if t._offset or entry is None or entry[0] is not dt:
                         launch_binary(op, t, t, float(other), dt)
                     else:

@@ -52,6 +52,40 @@ def _compute_dtype(op: Op, t: Tensor) -> _dtype.dtype:
 
 
 def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
+    # The hot path: a dense float tensor at its storage's start, into a new tensor or into
+    # a dense `out` of its dtype and shape (sharing t's storage only as t's very elements).
+    if type(t) is Tensor:
+        dt = t._dtype
+        if dt.is_floating_point and t._contiguous and not t._offset:
+            fn = op.kernels.get(t._device.type)
+            if fn is not None:
+                if out is None:
+                    result = empty_tensor(t._shape, dt, t._device)
+                    plan = _FLAT_PLANS[dt][t._shape]
+                    if plan.numel:
+                        fn(result._storage, t._storage, plan)
+                    if t._autograd is not None and needs_grad(t):
+                        _record_fast(op, t, result)
+                    return result
+                if (
+                    type(out) is Tensor
+                    and out._dtype is dt
+                    and out._shape == t._shape
+                    and out._device is t._device
+                    and out._contiguous
+                    and not out._offset
+                    and out._autograd is None
+                    and t._autograd is None
+                ):
+                    plan = _FLAT_PLANS[dt][t._shape]
+                    if plan.numel:
+                        fn(out._storage, t._storage, plan)
+                    out._storage.version += 1
+                    return out
+    return _unary_general(op, t, out)
+
+
+def _unary_general(op: Op, t: Any, out: Tensor | None) -> Tensor:
     if type(t) is not Tensor and not isinstance(t, Tensor):
         raise TypeError(f"{op.name}(): argument 'input' must be a Tensor, not {type(t).__name__}")
     fn = op.kernels.get(t._device.type)
@@ -64,9 +98,7 @@ def _unary(op: Op, t: Any, out: Tensor | None = None) -> Tensor:
         else:
             _launch.launch_unary(op, result, t)
         if t._autograd is not None and needs_grad(t):
-            formula, saves = unary_formulas.FORMULAS[op.name]
-            save = (t,) if saves == "input" else ()
-            record_elementwise(_NAMES[op], formula, (t,), result, save, saves == "output", None)
+            _record_fast(op, t, result)
         return result
     compute = _compute_dtype(op, t)
     if op.name in _ROUNDING and not compute.is_floating_point:
@@ -107,6 +139,13 @@ def _flat_plan(t: Tensor, result: Tensor) -> ElementwisePlan:
         numel = result._storage.nbytes // dt.itemsize  # a fresh result's storage is exact
         return ElementwisePlan((numel,), ((1,), (1,)), (0, t._offset), (dt, dt), True)
     return _FLAT_PLANS[dt][t._shape]
+
+
+def _record_fast(op: Op, t: Tensor, result: Tensor) -> None:
+    """Record a fast-path result (same shape and dtype as t: nothing to reduce or cast)."""
+    formula, saves = unary_formulas.FORMULAS[op.name]
+    save = (t,) if saves == "input" else ()
+    record_elementwise(_NAMES[op], formula, (t,), result, save, saves == "output", None)
 
 
 def _record(op: Op, t: Tensor, result: Tensor) -> None:
