@@ -1,4 +1,4 @@
-"""Random and arange kernels of the CPU device (Philox4x32-10, specified in csrc/random.c).
+"""Random and arange kernels of the CPU device (Philox4x32-10, as em_random.h specifies it).
 
 Element i of a tensor draws from counter offset + i, i its row-major logical index, so a
 strided target is drawn into a contiguous buffer and copied in.

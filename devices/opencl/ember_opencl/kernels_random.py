@@ -1,11 +1,11 @@
 """Random kernels of the OpenCL device (see cl/random.cl): uniform_, normal_, random_,
 randperm_.
 
-Philox4x32-10 exactly as devices/cpu/ember_cpu/csrc/random.c specifies it, so a seed and
-offset give the CPU's numbers: bit for bit for uniform_, random_ and randperm_; normal_
-goes through the device's log and cos, which may differ from the C library's in the last
-bits. randperm_ is the stable argsort of n Philox keys, computed with a bitonic sort of
-(key, index) pairs: the same permutation as the CPU's radix sort, in parallel.
+Philox4x32-10 from em_random.h (ember.plugins.kernels), which the CPU compiles too, so a
+seed and offset give the CPU's numbers: bit for bit for uniform_, random_ and randperm_;
+normal_ goes through the device's log and cos, which may differ from the C library's in
+the last bits. randperm_ is the stable argsort of n Philox keys, computed with a bitonic
+sort of (key, index) pairs: the same permutation as the CPU's radix sort, in parallel.
 """
 
 from __future__ import annotations
@@ -18,14 +18,16 @@ import numpy as np
 import pyopencl as cl
 
 import ember
-from ember.plugins import ops
+from ember.plugins import kernels, ops
 from ember.plugins.sdk import KernelRegistry, Tensor
 from ember_opencl._launch import GEOMETRY_C, at, ctype, geometry, kernel, launch, mem
 from ember_opencl.backend import BACKEND
 
 __all__ = ["normal_", "random_", "randperm_", "register", "uniform_"]
 
-_TEMPLATE: Final = (resources.files("ember_opencl") / "cl" / "random.cl").read_text()
+# Contraction off ahead of the shared source too: only its explicit fma() calls fuse.
+_SHARED: Final = "#pragma OPENCL FP_CONTRACT OFF\n" + kernels.source("em_random.h")
+_TEMPLATE: Final = _SHARED + (resources.files("ember_opencl") / "cl" / "random.cl").read_text()
 _U64: Final = (1 << 64) - 1
 _GRID: Final = 1 << 20  # most work items per launch; kernels loop past it
 _SORT_GROUP: Final = 256  # bitonic sort: work-group size of the in-segment steps
