@@ -8,6 +8,8 @@ adds with atomics (compare-and-swap on the containing 32-bit word for 1- and 2-b
 dtypes). Where atomics cannot be used (no cl_khr_int64_base_atomics for int64/float64, a
 buffer not sized in whole 32-bit words) or the target overlaps itself, one work item does
 the whole op in the CPU's order instead. The runtime range-checks indices beforehand.
+The element functions (addressing, accumulation, nonzero's walk) are the shared
+`em_index.h` of `ember.plugins.kernels`.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from __future__ import annotations
 import struct
 from functools import cache
 from importlib import resources
+from math import prod
 from typing import Any, Final
 
 import numpy as np
 
 import ember
-from ember.plugins import ops
-from ember.plugins.sdk import KernelRegistry, Tensor, current_native_stream
+from ember.plugins import kernels, ops
+from ember.plugins.sdk import KernelRegistry, Tensor, current_native_stream, merge_dims
 from ember_opencl._launch import GEOMETRY_C, MAX_DIMS, at, ctype, geometry, kernel, launch, mem
 from ember_opencl.backend import BACKEND
 
@@ -38,7 +41,7 @@ __all__ = [
 
 _TEMPLATE: Final = (resources.files("ember_opencl") / "cl" / "index.cl").read_text()
 _MOVE: Final = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}  # plain copies by item size
-_SHAPE: Final = struct.Struct(f"{1 + 2 * MAX_DIMS}q")  # EmShape in cl/index.cl
+_SHAPE: Final = struct.Struct(f"{1 + 2 * MAX_DIMS}q")  # em_shape (EM_SHAPE_MAX_DIMS dims)
 _WIDE: Final = (ember.int64.index, ember.float64.index)
 _SUBWORD: Final = tuple(d.index for d in (ember.bool, ember.uint8, ember.int8, ember.float16))
 _GRID: Final = 1 << 20  # most work items per launch; kernels loop past it
@@ -56,7 +59,7 @@ def _source(move: str, element: str, dtype_code: int, atomic: bool, accumulate: 
     defines += f"#define EM_ATOMIC {int(atomic)}\n"
     if accumulate:
         defines += "#define EM_ACCUMULATE 1\n"
-    return GEOMETRY_C + defines + _TEMPLATE
+    return defines + kernels.source("em_index.h") + GEOMETRY_C + _TEMPLATE
 
 
 def _mover(t: Tensor, name: str) -> Any:
@@ -72,35 +75,20 @@ def _typed(t: Tensor, name: str, atomic: bool = False, accumulate: bool = False)
     return kernel(t.device, source, name)
 
 
-def _count(shape: tuple[int, ...]) -> int:
-    n = 1
-    for size in shape:
-        n *= size
-    return n
-
-
 def _grid(n: int) -> tuple[int]:
     return (min(n, _GRID),)
 
 
 def _flat_shape(shape: tuple[int, ...], strides: tuple[int, ...], merge: bool) -> bytes:
-    """EmShape of a tensor read by row-major position; `merge` coalesces its dims (which
+    """em_shape of a tensor read by row-major position; `merge` coalesces its dims (which
     keeps the positions but not the coordinates)."""
-    dims: list[int] = []
-    steps: list[int] = []
-    for n, s in zip(shape, strides, strict=True):
-        if merge and n == 1:
-            continue
-        if merge and dims and steps[-1] == s * n:
-            dims[-1] *= n
-            steps[-1] = s
-            continue
-        dims.append(n)
-        steps.append(s)
+    dims = [(n, s, s) for n, s in zip(shape, strides, strict=True) if n != 1 or not merge]
+    if merge:
+        dims = merge_dims(dims)
     if len(dims) > MAX_DIMS:
         raise RuntimeError(f"opencl: indexing supports at most {MAX_DIMS} dims, got {len(dims)}")
     pad = [0] * (MAX_DIMS - len(dims))
-    return _SHAPE.pack(len(dims), *dims, *pad, *steps, *pad)
+    return _SHAPE.pack(len(dims), *(d[0] for d in dims), *pad, *(d[1] for d in dims), *pad)
 
 
 def _overlaps_itself(t: Tensor) -> bool:
@@ -132,7 +120,7 @@ def _run_gather(
     a_strides = list(a.stride() or (0,))
     dstride = a_strides[dim]
     a_strides[dim] = 0
-    n = _count(shape)
+    n = prod(shape)
     g = geometry(shape, out.stride() or (0,), index_strides, tuple(a_strides))
     args = [*at(out), *at(index), *at(a)]
     launch(out.device, _mover(out, "em_gather"), _grid(n), [*args, _i64(dstride), g, _i64(n)])
@@ -154,7 +142,7 @@ def gather(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
 def take(out: Tensor, a: Tensor, index: Tensor) -> None:
     """take(out, a, index): out[p] = a.flatten()[index[p]] (row-major order of a's shape)."""
     shape = index.shape or (1,)
-    n = _count(shape)
+    n = prod(shape)
     g = geometry(shape, out.stride() or (0,), index.stride() or (0,))
     flat = _flat_shape(a.shape, a.stride(), merge=True)
     args = [*at(out), *at(index), *at(a)]
@@ -177,13 +165,13 @@ def _scatter(accumulate: bool, target: Tensor, dim: int, index: Tensor, src: Any
         # result, so one work item walks every element (the line is one element long).
         zeroed = tuple(0 if d == dim else s for d, s in enumerate(t_strides))
         g = geometry(shape, zeroed, i_strides, s_strides)
-        lines, length, steps, grid = _count(shape), 1, (0, 0), (1,)
+        lines, length, steps, grid = prod(shape), 1, (0, 0), (1,)
     else:
         keep = [d for d in range(len(shape)) if d != dim]
         outer = tuple(shape[d] for d in keep)
         g = geometry(outer, *(tuple(s[d] for d in keep) for s in (t_strides, i_strides, s_strides)))
-        lines, length = _count(outer), shape[dim]
-        steps, grid = (i_strides[dim], s_strides[dim]), _grid(_count(outer))
+        lines, length = prod(outer), shape[dim]
+        steps, grid = (i_strides[dim], s_strides[dim]), _grid(prod(outer))
     if accumulate:
         k = _typed(target, "em_scatter", atomic=False, accumulate=True)
     else:
@@ -231,7 +219,7 @@ def index_put_(target: Tensor, index: Tensor, values: Tensor, accumulate: bool) 
     if n <= _SERIAL_PUT or n >= 1 << 31 or _overlaps_itself(target):
         launch(dev, put, (1,), [*head, _i64(n), mem(index), _i32(1)])  # winner unused
         return
-    positions = _count(target.shape)
+    positions = prod(target.shape)
     winner = ember.empty(positions, dtype=ember.int32, device=dev)
     fill, claim = _mover(target, "em_fill_int"), _mover(target, "em_put_claim")
     launch(dev, fill, _grid(positions), [mem(winner), _i32(-1), _i64(positions)])
@@ -245,7 +233,7 @@ def index_put_(target: Tensor, index: Tensor, values: Tensor, accumulate: bool) 
 def nonzero(a: Tensor) -> Tensor:
     """nonzero(a): a new int64 tensor (n, a.ndim) of the non-zero positions, row-major."""
     dev, ndim = a.device, len(a.shape)
-    numel = _count(a.shape)
+    numel = prod(a.shape)
     if numel == 0:
         return ember.empty((0, ndim), dtype=ember.int64, device=dev)
     chunk = max(_CHUNK, -(-numel // _CHUNKS))

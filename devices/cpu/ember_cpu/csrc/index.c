@@ -1,21 +1,23 @@
 /* Indexing kernels of the CPU device: index_select, gather, scatter_, scatter_add_, take,
- * index_put_ and nonzero.
+ * index_put_ and nonzero: OpenMP row loops around the element functions of the shared
+ * em_index.h (index checks, addressing, accumulation, nonzero's walk).
  *
- * gather-like ops iterate over the index's shape with three operands (destination, index,
- * source); the operand addressed through the index has its stride on `dim` replaced by
- * index value * stride. Copies move raw elements by item size, so one loop serves every
- * dtype; only the accumulating variants switch on the dtype.
+ * gather-like ops iterate over the index's shape, coalesced here, row by row with three
+ * operands (destination, index, source). Copies move raw elements by item size, so one
+ * loop serves every dtype; only the accumulating variants and nonzero switch on the dtype.
  *
- * Every index is range-checked here too (the runtime checks first): a bad one returns 1
- * with PyTorch's message. In-place ops (scatter_, scatter_add_, index_put_) check before
- * writing anything, so a failed call leaves the target untouched; they run serially in
- * the row-major order of the index, so with duplicate indices the last write wins
- * (scatter_, index_put_ without accumulate) and additions are deterministic.
+ * Every index is range-checked here too (the runtime checks first, but the kernels are
+ * also called directly): a bad one returns 1 with PyTorch's message. In-place ops
+ * (scatter_, scatter_add_, index_put_) check before writing anything, so a failed call
+ * leaves the target untouched; they run serially in the row-major order of the index, so
+ * with duplicate indices the last write wins (scatter_, index_put_ without accumulate) and
+ * additions are deterministic.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "em_index.h"
 #include "strided.h"
 
 enum { DST, IDX, SRC };
@@ -27,6 +29,13 @@ typedef struct {
     int64_t s[3][EM_MAX_DIMS];
 } geo_t;
 
+/* A tensor addressed by row-major position; `contiguous`: the position is the offset. */
+typedef struct {
+    em_shape s;
+    int contiguous;
+    int64_t numel;
+} flat_t;
+
 static int index_error(int64_t value, int dim, int64_t size) {
     snprintf(em_error_message, sizeof em_error_message,
              "index %lld is out of bounds for dimension %d with size %lld", (long long)value,
@@ -34,24 +43,16 @@ static int index_error(int64_t value, int dim, int64_t size) {
     return 1;
 }
 
-/* A row loop split across threads; the first bad index any of them meets is kept. */
-typedef struct {
-    const geo_t* g;
-    char* dst;
-    const int64_t* index;
-    const char* src;
-    int64_t dstride, dsize, rows;
-    const void* flat; /* take: the source's flat_t */
-    void (*fn)(void); /* a gather_rows_fn or take_rows_fn */
-    int found;
-    int64_t bad;
-} rows_job_t;
-
-static void record_bad(rows_job_t* job, int64_t bad) {
-#pragma omp critical
-    if (!job->found) {
-        job->found = 1;
-        job->bad = bad;
+/* geo_t over `shape` with the operands' strides (NULL: all zero); operand `along` is the
+ * one addressed through the index, so its stride on `dim` is zeroed (dim < 0: none). */
+static void geo_init(geo_t* g, int ndim, const int64_t* shape, const int64_t* dst,
+                     const int64_t* idx, const int64_t* src, int along, int dim) {
+    const int64_t* strides[3] = {dst, idx, src};
+    g->n = ndim;
+    for (int d = 0; d < ndim; d++) {
+        g->size[d] = shape[d];
+        for (int k = 0; k < 3; k++)
+            g->s[k][d] = strides[k] && !(k == along && d == dim) ? strides[k][d] : 0;
     }
 }
 
@@ -106,41 +107,87 @@ static void next_row(const geo_t* g, int64_t* idx, int64_t* off) {
     }
 }
 
-/* ---- gather, index_select ------------------------------------------------------------- */
+/* keep_ones keeps size-1 dims (nonzero reports coordinates in them); they add nothing to
+ * an offset otherwise. */
+static void flat_init(flat_t* f, int ndim, const int64_t* shape, const int64_t* strides,
+                      int keep_ones) {
+    f->s.ndim = 0;
+    f->numel = 1;
+    for (int d = 0; d < ndim; d++) {
+        f->numel *= shape[d];
+        if (shape[d] == 1 && !keep_ones) continue;
+        f->s.shape[f->s.ndim] = shape[d];
+        f->s.stride[f->s.ndim++] = strides[d];
+    }
+    f->contiguous = 1;
+    int64_t step = 1;
+    for (int d = (int)f->s.ndim - 1; d >= 0; d--) {
+        if (f->s.shape[d] != 1 && f->s.stride[d] != step) f->contiguous = 0;
+        step *= f->s.shape[d];
+    }
+}
 
-/* dst[pos] = src[pos with dim -> index[pos]] for the rows [rbegin, rend); on an
- * out-of-range index, stores it in *bad and returns 1. */
-#define DEFINE_GATHER_ROWS(T)                                                            \
-    static int gather_rows_##T(const geo_t* g, char* dst, const int64_t* index,          \
-                                const char* src, int64_t dstride, int64_t dsize,          \
-                                int64_t rbegin, int64_t rend, int64_t* bad) {             \
+static inline int64_t flat_offset(const flat_t* f, int64_t v) {
+    return f->contiguous ? v : em_shape_offset(&f->s, v);
+}
+
+/* ---- gather, index_select, take --------------------------------------------------------- */
+
+/* A row loop split across threads; the first bad index any of them meets is kept. */
+typedef struct rows_job rows_job_t;
+typedef int (*gather_rows_fn)(const rows_job_t*, int64_t, int64_t, int64_t*);
+
+struct rows_job {
+    const geo_t* g;
+    char* dst;
+    const int64_t* index;
+    const char* src;
+    int64_t dstride, dsize, rows;
+    const flat_t* flat; /* take: the source, addressed by flat position (dstride unused) */
+    gather_rows_fn fn;
+    int found;
+    int64_t bad;
+};
+
+static void record_bad(rows_job_t* job, int64_t bad) {
+#pragma omp critical
+    if (!job->found) {
+        job->found = 1;
+        job->bad = bad;
+    }
+}
+
+#define GATHER_ROW(D, X, SOURCE)                                                          \
+    for (int64_t j = 0; j < len; j++) {                                                   \
+        int64_t v = x[X];                                                                 \
+        if (!em_index_in_range(v, dsize)) {                                               \
+            *bad = v;                                                                     \
+            return 1;                                                                     \
+        }                                                                                 \
+        d[D] = s[SOURCE];                                                                 \
+    }
+
+/* dst[pos] = src[pos with dim -> index[pos]] (take: src[index[pos]] by flat position) for
+ * the rows [rbegin, rend); on an out-of-range index, stores it in *bad and returns 1. */
+#define DEFINE_GATHER_ROWS(T)                                                             \
+    static int gather_rows_##T(const rows_job_t* job, int64_t rbegin, int64_t rend,       \
+                               int64_t* bad) {                                            \
+        const geo_t* g = job->g;                                                          \
         int64_t idx[EM_MAX_DIMS], off[3], len = row_len(g);                               \
+        int64_t dstride = job->dstride, dsize = job->dsize;                               \
         int64_t r0 = row_stride(g, DST), r1 = row_stride(g, IDX), r2 = row_stride(g, SRC); \
         if (rbegin >= rend) return 0;                                                     \
         row_offsets(g, rbegin, idx, off);                                                 \
         for (int64_t r = rbegin; r < rend; r++) {                                         \
-            T* d = (T*)dst + off[DST];                                                    \
-            const int64_t* x = index + off[IDX];                                          \
-            const T* s = (const T*)src + off[SRC];                                        \
-            if (r0 == 1 && r1 == 1) { /* the common layout, strides known */              \
-                for (int64_t j = 0; j < len; j++) {                                       \
-                    int64_t v = x[j];                                                     \
-                    if ((uint64_t)v >= (uint64_t)dsize) {                                 \
-                        *bad = v;                                                         \
-                        return 1;                                                         \
-                    }                                                                     \
-                    d[j] = s[v * dstride + j * r2];                                       \
-                }                                                                         \
-            } else {                                                                      \
-                for (int64_t j = 0; j < len; j++) {                                       \
-                    int64_t v = x[j * r1];                                                \
-                    if ((uint64_t)v >= (uint64_t)dsize) {                                 \
-                        *bad = v;                                                         \
-                        return 1;                                                         \
-                    }                                                                     \
-                    d[j * r0] = s[v * dstride + j * r2];                                  \
-                }                                                                         \
-            }                                                                             \
+            T* d = (T*)job->dst + off[DST];                                               \
+            const int64_t* x = job->index + off[IDX];                                     \
+            const T* s = (const T*)job->src + off[SRC];                                   \
+            if (job->flat)                                                                \
+                GATHER_ROW(j * r0, j * r1, flat_offset(job->flat, v))                     \
+            else if (r0 == 1 && r1 == 1) /* the common layout, strides known */           \
+                GATHER_ROW(j, j, em_index_along(j * r2, v, dstride))                      \
+            else                                                                          \
+                GATHER_ROW(j * r0, j * r1, em_index_along(j * r2, v, dstride))            \
             next_row(g, idx, off);                                                        \
         }                                                                                 \
         return 0;                                                                         \
@@ -150,9 +197,6 @@ DEFINE_GATHER_ROWS(uint8_t)
 DEFINE_GATHER_ROWS(uint16_t)
 DEFINE_GATHER_ROWS(uint32_t)
 DEFINE_GATHER_ROWS(uint64_t)
-
-typedef int (*gather_rows_fn)(const geo_t*, char*, const int64_t*, const char*, int64_t,
-                               int64_t, int64_t, int64_t, int64_t*);
 
 static gather_rows_fn gather_rows_for(int isz) {
     switch (isz) {
@@ -166,18 +210,16 @@ static gather_rows_fn gather_rows_for(int isz) {
 static void gather_part(void* ctx, int t, int nt) {
     rows_job_t* job = ctx;
     int64_t bad = 0;
-    if (((gather_rows_fn)job->fn)(job->g, job->dst, job->index, job->src, job->dstride,
-                                  job->dsize, job->rows * t / nt, job->rows * (t + 1) / nt, &bad))
-        record_bad(job, bad);
+    if (job->fn(job, job->rows * t / nt, job->rows * (t + 1) / nt, &bad)) record_bad(job, bad);
 }
 
 static int run_gather(geo_t* g, int isz, char* dst, const int64_t* index, const char* src,
-                      int64_t dstride, int dim, int64_t dsize) {
+                      int64_t dstride, int64_t dsize, const flat_t* flat, int dim) {
     coalesce(g);
     int64_t total = geo_numel(g);
     if (total == 0) return 0;
-    rows_job_t job = {g, dst, index, src, dstride, dsize, total / row_len(g), NULL,
-                      (void (*)(void))gather_rows_for(isz), 0, 0};
+    rows_job_t job = {g, dst, index, src, dstride, dsize, total / row_len(g),
+                      flat, gather_rows_for(isz), 0, 0};
     run_parts(total, job.rows, gather_part, &job);
     return job.found ? index_error(job.bad, dim, dsize) : 0;
 }
@@ -186,16 +228,11 @@ static int run_gather(geo_t* g, int isz, char* dst, const int64_t* index, const 
 int em_gather(intptr_t out, intptr_t a, intptr_t index, int itemsize, int ndim, int dim,
               int64_t a_dim_size, const int64_t* geometry) {
     geo_t g;
-    g.n = ndim;
+    geo_init(&g, ndim, geometry, geometry + ndim, geometry + 2 * ndim, geometry + 3 * ndim, SRC,
+             dim);
     int64_t dstride = ndim ? geometry[3 * ndim + dim] : 0;
-    for (int d = 0; d < ndim; d++) {
-        g.size[d] = geometry[d];
-        g.s[DST][d] = geometry[ndim + d];
-        g.s[IDX][d] = geometry[2 * ndim + d];
-        g.s[SRC][d] = d == dim ? 0 : geometry[3 * ndim + d];
-    }
     return run_gather(&g, itemsize, (char*)out, (const int64_t*)index, (const char*)a, dstride,
-                      dim, a_dim_size);
+                      a_dim_size, NULL, dim);
 }
 
 /* Both contiguous: out is (outer, n, inner) blocks copied from a's (outer, asize, inner). */
@@ -211,9 +248,8 @@ static void select_part(void* ctx, int t, int nt) {
     int64_t begin = job->items * t / nt, end = job->items * (t + 1) / nt;
     for (int64_t it = begin; it < end; it++) {
         int64_t o = it / job->n, i = it % job->n;
-        memcpy(job->out + it * job->block,
-               job->a + (o * job->asize + job->index[i * job->istride]) * job->block,
-               (size_t)job->block);
+        int64_t block = em_index_along(o * job->asize, job->index[i * job->istride], 1);
+        memcpy(job->out + it * job->block, job->a + block * job->block, (size_t)job->block);
     }
 }
 
@@ -221,7 +257,7 @@ static int select_contiguous(int isz, char* out, const char* a, const int64_t* i
                              int64_t istride, int64_t n, int64_t outer, int64_t inner,
                              int64_t asize, int dim) {
     for (int64_t i = 0; i < n; i++)
-        if ((uint64_t)index[i * istride] >= (uint64_t)asize)
+        if (!em_index_in_range(index[i * istride], asize))
             return index_error(index[i * istride], dim, asize);
     select_job_t job = {out, a, index, istride, n, inner * isz, asize, outer * n};
     run_parts(outer * n * inner, outer * n, select_part, &job);
@@ -249,36 +285,47 @@ int em_index_select(intptr_t out, intptr_t a, intptr_t index, int itemsize, int 
     if (contiguous)
         return select_contiguous(itemsize, (char*)out, (const char*)a, pindex, index_stride, n,
                                  outer, inner, a_dim_size, dim);
+    /* a gather whose index strides are zero except on dim */
     geo_t g;
-    g.n = ndim;
-    for (int d = 0; d < ndim; d++) {
-        g.size[d] = shape[d];
-        g.s[DST][d] = so[d];
-        g.s[IDX][d] = d == dim ? index_stride : 0;
-        g.s[SRC][d] = d == dim ? 0 : sa[d];
-    }
-    return run_gather(&g, itemsize, (char*)out, pindex, (const char*)a, sa[dim], dim,
-                      a_dim_size);
+    geo_init(&g, ndim, shape, so, NULL, sa, SRC, dim);
+    g.s[IDX][dim] = index_stride;
+    return run_gather(&g, itemsize, (char*)out, pindex, (const char*)a, sa[dim], a_dim_size,
+                      NULL, dim);
 }
 
-/* ---- scatter_, scatter_add_ --------------------------------------------------------------- */
+/* geometry: shape (= index's = out's), out strides, index strides, then a's shape and
+ * strides (a_ndim each). */
+int em_take(intptr_t out, intptr_t a, intptr_t index, int itemsize, int ndim, int a_ndim,
+            const int64_t* geometry) {
+    geo_t g;
+    geo_init(&g, ndim, geometry, geometry + ndim, geometry + 2 * ndim, NULL, SRC, -1);
+    flat_t fa;
+    flat_init(&fa, a_ndim, geometry + 3 * ndim, geometry + 3 * ndim + a_ndim, 0);
+    return run_gather(&g, itemsize, (char*)out, (const int64_t*)index, (const char*)a, 0,
+                      fa.numel, &fa, 0);
+}
+
+/* ---- scatter_, scatter_add_, index_put_ ---------------------------------------------------- */
 
 static int check_indices(const geo_t* g, const int64_t* index, int dim, int64_t size) {
-    int64_t total = geo_numel(g);
-    if (total == 0) return 0;
-    int64_t rows = total / row_len(g), len = row_len(g), rs = row_stride(g, IDX);
+    int64_t rows = geo_numel(g) / row_len(g), len = row_len(g), rs = row_stride(g, IDX);
     int64_t idx[EM_MAX_DIMS], off[3];
     row_offsets(g, 0, idx, off);
     for (int64_t r = 0; r < rows; r++) {
         const int64_t* x = index + off[IDX];
         for (int64_t j = 0; j < len; j++)
-            if ((uint64_t)x[j * rs] >= (uint64_t)size) return index_error(x[j * rs], dim, size);
+            if (!em_index_in_range(x[j * rs], size)) return index_error(x[j * rs], dim, size);
         next_row(g, idx, off);
     }
     return 0;
 }
 
-#define DEFINE_SCATTER_ROWS(NAME, T, OP)                                                  \
+/* How an in-place op updates element t with value v: OP(dtype code, t, v); ASSIGN moves
+ * raw elements and takes no code. */
+#define ASSIGN(code, t, v) ((t) = (v))
+#define ADD(code, t, v) ((t) = EM_INDEX_ADD(code, t, v))
+
+#define DEFINE_SCATTER_ROWS(NAME, T, OP, CODE)                                            \
     static void NAME(const geo_t* g, char* dst, const int64_t* index, const char* src,    \
                      int64_t dstride) {                                                   \
         int64_t rows = geo_numel(g) / row_len(g), len = row_len(g);                       \
@@ -290,30 +337,25 @@ static int check_indices(const geo_t* g, const int64_t* index, int dim, int64_t 
             const int64_t* x = index + off[IDX];                                          \
             const T* s = (const T*)src + off[SRC];                                        \
             for (int64_t j = 0; j < len; j++) {                                           \
-                T* target = d + x[j * r1] * dstride + j * r0;                             \
-                OP(*target, s[j * r2]);                                                   \
+                T* target = d + em_index_along(j * r0, x[j * r1], dstride);               \
+                OP(CODE, *target, s[j * r2]);                                             \
             }                                                                             \
             next_row(g, idx, off);                                                        \
         }                                                                                 \
     }
 
-#define ASSIGN(t, v) ((t) = (v))
-#define ADD(t, v) ((t) = (t) + (v))
-#define ADD_WRAP(t, v) ((t) = (int64_t)((uint64_t)(t) + (uint64_t)(v)))
-#define OR(t, v) ((t) = (t) | (v))
-
-DEFINE_SCATTER_ROWS(scatter_1, uint8_t, ASSIGN)
-DEFINE_SCATTER_ROWS(scatter_2, uint16_t, ASSIGN)
-DEFINE_SCATTER_ROWS(scatter_4, uint32_t, ASSIGN)
-DEFINE_SCATTER_ROWS(scatter_8, uint64_t, ASSIGN)
-DEFINE_SCATTER_ROWS(scatter_add_b, uint8_t, OR)
-DEFINE_SCATTER_ROWS(scatter_add_u8, uint8_t, ADD)
-DEFINE_SCATTER_ROWS(scatter_add_i8, int8_t, ADD)
-DEFINE_SCATTER_ROWS(scatter_add_i32, uint32_t, ADD)
-DEFINE_SCATTER_ROWS(scatter_add_i64, int64_t, ADD_WRAP)
-DEFINE_SCATTER_ROWS(scatter_add_f16, em_half, ADD)
-DEFINE_SCATTER_ROWS(scatter_add_f32, float, ADD)
-DEFINE_SCATTER_ROWS(scatter_add_f64, double, ADD)
+DEFINE_SCATTER_ROWS(scatter_1, uint8_t, ASSIGN, -)
+DEFINE_SCATTER_ROWS(scatter_2, uint16_t, ASSIGN, -)
+DEFINE_SCATTER_ROWS(scatter_4, uint32_t, ASSIGN, -)
+DEFINE_SCATTER_ROWS(scatter_8, uint64_t, ASSIGN, -)
+DEFINE_SCATTER_ROWS(scatter_add_b, uint8_t, ADD, 0)
+DEFINE_SCATTER_ROWS(scatter_add_u8, uint8_t, ADD, 1)
+DEFINE_SCATTER_ROWS(scatter_add_i8, int8_t, ADD, 2)
+DEFINE_SCATTER_ROWS(scatter_add_i32, int32_t, ADD, 3)
+DEFINE_SCATTER_ROWS(scatter_add_i64, int64_t, ADD, 4)
+DEFINE_SCATTER_ROWS(scatter_add_f16, em_half, ADD, 5)
+DEFINE_SCATTER_ROWS(scatter_add_f32, float, ADD, 6)
+DEFINE_SCATTER_ROWS(scatter_add_f64, double, ADD, 7)
 
 typedef void (*scatter_rows_fn)(const geo_t*, char*, const int64_t*, const char*, int64_t);
 static const scatter_rows_fn SCATTER_ADD[8] = {
@@ -328,14 +370,9 @@ static const scatter_rows_fn SCATTER_ASSIGN[8] = {
 int em_scatter(intptr_t target, intptr_t src, intptr_t index, int dt, int ndim, int dim,
                int64_t target_dim_size, const int64_t* geometry, int accumulate) {
     geo_t g;
-    g.n = ndim;
+    geo_init(&g, ndim, geometry, geometry + ndim, geometry + 2 * ndim, geometry + 3 * ndim, DST,
+             dim);
     int64_t dstride = ndim ? geometry[ndim + dim] : 0;
-    for (int d = 0; d < ndim; d++) {
-        g.size[d] = geometry[d];
-        g.s[DST][d] = d == dim ? 0 : geometry[ndim + d];
-        g.s[IDX][d] = geometry[2 * ndim + d];
-        g.s[SRC][d] = geometry[3 * ndim + d];
-    }
     coalesce(&g);
     if (geo_numel(&g) == 0) return 0;
     int status = check_indices(&g, (const int64_t*)index, dim, target_dim_size);
@@ -345,131 +382,28 @@ int em_scatter(intptr_t target, intptr_t src, intptr_t index, int dt, int ndim, 
     return 0;
 }
 
-/* ---- take, index_put_ --------------------------------------------------------------------- */
-
-/* A tensor addressed by its row-major logical (flat) position. */
-typedef struct {
-    int n, contiguous;
-    int64_t numel;
-    int64_t size[EM_MAX_DIMS], stride[EM_MAX_DIMS];
-} flat_t;
-
-static void flat_init(flat_t* f, int ndim, const int64_t* shape, const int64_t* strides) {
-    f->n = 0;
-    f->numel = 1;
-    f->contiguous = 1;
-    int64_t step = 1;
-    for (int d = ndim - 1; d >= 0; d--) {
-        f->numel *= shape[d];
-        if (shape[d] == 1) continue;
-        if (strides[d] != step) f->contiguous = 0;
-        step *= shape[d];
-    }
-    for (int d = 0; d < ndim; d++) {
-        if (shape[d] == 1) continue;
-        f->size[f->n] = shape[d];
-        f->stride[f->n] = strides[d];
-        f->n++;
-    }
-}
-
-static inline int64_t flat_offset(const flat_t* f, int64_t v) {
-    if (f->contiguous) return v;
-    int64_t off = 0;
-    for (int d = f->n - 1; d >= 0; d--) {
-        off += (v % f->size[d]) * f->stride[d];
-        v /= f->size[d];
-    }
-    return off;
-}
-
-#define DEFINE_TAKE_ROWS(T)                                                              \
-    static int take_rows_##T(const geo_t* g, char* dst, const int64_t* index,            \
-                              const flat_t* a, const char* src, int64_t rbegin,           \
-                              int64_t rend, int64_t* bad) {                               \
-        int64_t idx[EM_MAX_DIMS], off[3], len = row_len(g);                               \
-        int64_t r0 = row_stride(g, DST), r1 = row_stride(g, IDX);                         \
-        if (rbegin >= rend) return 0;                                                     \
-        row_offsets(g, rbegin, idx, off);                                                 \
-        for (int64_t r = rbegin; r < rend; r++) {                                         \
-            T* d = (T*)dst + off[DST];                                                    \
-            const int64_t* x = index + off[IDX];                                          \
-            for (int64_t j = 0; j < len; j++) {                                           \
-                int64_t v = x[j * r1];                                                    \
-                if ((uint64_t)v >= (uint64_t)a->numel) {                                  \
-                    *bad = v;                                                             \
-                    return 1;                                                             \
-                }                                                                         \
-                d[j * r0] = ((const T*)src)[flat_offset(a, v)];                           \
-            }                                                                             \
-            next_row(g, idx, off);                                                        \
-        }                                                                                 \
-        return 0;                                                                         \
-    }
-
-DEFINE_TAKE_ROWS(uint8_t)
-DEFINE_TAKE_ROWS(uint16_t)
-DEFINE_TAKE_ROWS(uint32_t)
-DEFINE_TAKE_ROWS(uint64_t)
-
-typedef int (*take_rows_fn)(const geo_t*, char*, const int64_t*, const flat_t*, const char*,
-                             int64_t, int64_t, int64_t*);
-
-static void take_part(void* ctx, int t, int nt) {
-    rows_job_t* job = ctx;
-    int64_t bad = 0;
-    if (((take_rows_fn)job->fn)(job->g, job->dst, job->index, job->flat, job->src,
-                                job->rows * t / nt, job->rows * (t + 1) / nt, &bad))
-        record_bad(job, bad);
-}
-
-/* geometry: shape (= index's = out's), out strides, index strides, then a's shape and
- * strides (a_ndim each). */
-int em_take(intptr_t out, intptr_t a, intptr_t index, int itemsize, int ndim, int a_ndim,
-            const int64_t* geometry) {
-    geo_t g;
-    g.n = ndim;
-    for (int d = 0; d < ndim; d++) {
-        g.size[d] = geometry[d];
-        g.s[DST][d] = geometry[ndim + d];
-        g.s[IDX][d] = geometry[2 * ndim + d];
-        g.s[SRC][d] = 0;
-    }
-    flat_t fa;
-    flat_init(&fa, a_ndim, geometry + 3 * ndim, geometry + 3 * ndim + a_ndim);
-    coalesce(&g);
-    int64_t total = geo_numel(&g);
-    if (total == 0) return 0;
-    take_rows_fn fn = itemsize == 1   ? take_rows_uint8_t
-                      : itemsize == 2 ? take_rows_uint16_t
-                      : itemsize == 4 ? take_rows_uint32_t
-                                      : take_rows_uint64_t;
-    rows_job_t job = {&g, (char*)out, (const int64_t*)index, (const char*)a, 0, fa.numel,
-                      total / row_len(&g), &fa, (void (*)(void))fn, 0, 0};
-    run_parts(total, job.rows, take_part, &job);
-    return job.found ? index_error(job.bad, 0, fa.numel) : 0;
-}
-
-#define DEFINE_PUT(NAME, T, OP)                                                          \
+#define DEFINE_PUT(NAME, T, OP, CODE)                                                     \
     static void NAME(char* target, const flat_t* f, const int64_t* index, const char* values, \
                      int64_t n) {                                                         \
-        T* t = (T*)target;                                                                \
         const T* v = (const T*)values;                                                    \
-        for (int64_t i = 0; i < n; i++) OP(t[flat_offset(f, index[i])], v[i]);            \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            T* t = (T*)target + flat_offset(f, index[i]);                                 \
+            OP(CODE, *t, v[i]);                                                           \
+        }                                                                                 \
     }
 
-DEFINE_PUT(put_1, uint8_t, ASSIGN)
-DEFINE_PUT(put_2, uint16_t, ASSIGN)
-DEFINE_PUT(put_4, uint32_t, ASSIGN)
-DEFINE_PUT(put_8, uint64_t, ASSIGN)
-DEFINE_PUT(put_add_b, uint8_t, OR)
-DEFINE_PUT(put_add_u8, uint8_t, ADD)
-DEFINE_PUT(put_add_i8, int8_t, ADD)
-DEFINE_PUT(put_add_i32, uint32_t, ADD)
-DEFINE_PUT(put_add_i64, int64_t, ADD_WRAP)
-DEFINE_PUT(put_add_f16, em_half, ADD)
-DEFINE_PUT(put_add_f32, float, ADD)
-DEFINE_PUT(put_add_f64, double, ADD)
+DEFINE_PUT(put_1, uint8_t, ASSIGN, -)
+DEFINE_PUT(put_2, uint16_t, ASSIGN, -)
+DEFINE_PUT(put_4, uint32_t, ASSIGN, -)
+DEFINE_PUT(put_8, uint64_t, ASSIGN, -)
+DEFINE_PUT(put_add_b, uint8_t, ADD, 0)
+DEFINE_PUT(put_add_u8, uint8_t, ADD, 1)
+DEFINE_PUT(put_add_i8, int8_t, ADD, 2)
+DEFINE_PUT(put_add_i32, int32_t, ADD, 3)
+DEFINE_PUT(put_add_i64, int64_t, ADD, 4)
+DEFINE_PUT(put_add_f16, em_half, ADD, 5)
+DEFINE_PUT(put_add_f32, float, ADD, 6)
+DEFINE_PUT(put_add_f64, double, ADD, 7)
 
 typedef void (*put_fn)(char*, const flat_t*, const int64_t*, const char*, int64_t);
 static const put_fn PUT[8] = {put_1, put_1, put_1, put_4, put_8, put_2, put_4, put_8};
@@ -480,58 +414,30 @@ static const put_fn PUT_ADD[8] = {put_add_b,   put_add_u8,  put_add_i8,  put_add
 int em_index_put(intptr_t target, intptr_t index, intptr_t values, int dt, int64_t n,
                  int accumulate, int ndim, const int64_t* geometry) {
     flat_t f;
-    flat_init(&f, ndim, geometry, geometry + ndim);
+    flat_init(&f, ndim, geometry, geometry + ndim, 0);
     const int64_t* pindex = (const int64_t*)index;
     for (int64_t i = 0; i < n; i++)
-        if ((uint64_t)pindex[i] >= (uint64_t)f.numel) return index_error(pindex[i], 0, f.numel);
+        if (!em_index_in_range(pindex[i], f.numel)) return index_error(pindex[i], 0, f.numel);
     (accumulate ? PUT_ADD : PUT)[dt]((char*)target, &f, pindex, (const char*)values, n);
     return 0;
 }
 
 /* ---- nonzero ---------------------------------------------------------------------------- */
 
-#define DEFINE_NONZERO(SUF, T)                                                           \
+#define IS_NONZERO(p, i) ((p)[i] != 0)
+
+/* count_SUF: a contiguous input is one vectorised loop, a strided one em_index.h's walk. */
+#define DEFINE_NONZERO(SUF, T)                                                            \
+    EM_INDEX_NONZERO(SUF, T, IS_NONZERO)                                                  \
     static int64_t count_##SUF(const char* base, const flat_t* f) {                       \
         const T* p = (const T*)base;                                                      \
+        if (!f->contiguous) return em_nonzero_count_##SUF(p, &f->s, 0, f->numel);         \
         int64_t count = 0;                                                                \
-        if (f->contiguous) {                                                              \
-            for (int64_t i = 0; i < f->numel; i++) count += p[i] != 0;                    \
-            return count;                                                                 \
-        }                                                                                 \
-        int64_t idx[EM_MAX_DIMS] = {0}, off = 0, len = f->n ? f->size[f->n - 1] : 1;      \
-        int64_t rs = f->n ? f->stride[f->n - 1] : 0;                                      \
-        for (int64_t r = 0; r < f->numel / len; r++) {                                    \
-            for (int64_t j = 0; j < len; j++) count += p[off + j * rs] != 0;              \
-            for (int d = f->n - 2; d >= 0; d--) {                                         \
-                if (++idx[d] < f->size[d]) { off += f->stride[d]; break; }                \
-                off -= f->stride[d] * (f->size[d] - 1);                                   \
-                idx[d] = 0;                                                               \
-            }                                                                             \
-        }                                                                                 \
+        for (int64_t i = 0; i < f->numel; i++) count += p[i] != 0;                        \
         return count;                                                                     \
     }                                                                                     \
-    static void fill_##SUF(const char* base, int ndim, const int64_t* shape,              \
-                           const int64_t* strides, int64_t* out, int64_t limit) {         \
-        const T* p = (const T*)base;                                                      \
-        int64_t idx[EM_MAX_DIMS] = {0}, off = 0, numel = 1, written = 0;                  \
-        for (int d = 0; d < ndim; d++) numel *= shape[d];                                 \
-        int64_t len = ndim ? shape[ndim - 1] : 1, rs = ndim ? strides[ndim - 1] : 0;      \
-        if (numel == 0) return;                                                           \
-        for (int64_t r = 0; r < numel / len; r++) {                                       \
-            for (int64_t j = 0; j < len && written < limit; j++) {                        \
-                if (p[off + j * rs] != 0) {                                               \
-                    int64_t* row = out + written * ndim;                                  \
-                    for (int d = 0; d + 1 < ndim; d++) row[d] = idx[d];                   \
-                    row[ndim - 1] = j;                                                    \
-                    written++;                                                            \
-                }                                                                         \
-            }                                                                             \
-            for (int d = ndim - 2; d >= 0; d--) {                                         \
-                if (++idx[d] < shape[d]) { off += strides[d]; break; }                    \
-                off -= strides[d] * (shape[d] - 1);                                       \
-                idx[d] = 0;                                                               \
-            }                                                                             \
-        }                                                                                 \
+    static void fill_##SUF(const char* base, const flat_t* f, int64_t* out, int64_t limit) { \
+        em_nonzero_fill_##SUF((const T*)base, &f->s, 0, f->numel, out, limit);            \
     }
 
 DEFINE_NONZERO(u8, uint8_t)
@@ -543,7 +449,7 @@ DEFINE_NONZERO(f32, float)
 DEFINE_NONZERO(f64, double)
 
 typedef int64_t (*count_fn)(const char*, const flat_t*);
-typedef void (*fill_fn)(const char*, int, const int64_t*, const int64_t*, int64_t*, int64_t);
+typedef void (*fill_fn)(const char*, const flat_t*, int64_t*, int64_t);
 static const count_fn COUNT[8] = {count_u8,  count_u8,  count_i8,  count_i32,
                                   count_i64, count_f16, count_f32, count_f64};
 static const fill_fn FILL[8] = {fill_u8,  fill_u8,  fill_i8,  fill_i32,
@@ -552,7 +458,7 @@ static const fill_fn FILL[8] = {fill_u8,  fill_u8,  fill_i8,  fill_i32,
 /* geometry: shape, strides */
 int64_t em_count_nonzero(int dt, intptr_t a, int ndim, const int64_t* geometry) {
     flat_t f;
-    flat_init(&f, ndim, geometry, geometry + ndim);
+    flat_init(&f, ndim, geometry, geometry + ndim, 0);
     if (f.numel == 0) return 0;
     return COUNT[dt]((const char*)a, &f);
 }
@@ -562,6 +468,8 @@ int64_t em_count_nonzero(int dt, intptr_t a, int ndim, const int64_t* geometry) 
 int em_nonzero(int dt, intptr_t out, intptr_t a, int ndim, const int64_t* geometry,
                int64_t count) {
     if (ndim == 0 || count == 0) return 0;
-    FILL[dt]((const char*)a, ndim, geometry, geometry + ndim, (int64_t*)out, count);
+    flat_t f;
+    flat_init(&f, ndim, geometry, geometry + ndim, 1);
+    FILL[dt]((const char*)a, &f, (int64_t*)out, count);
     return 0;
 }

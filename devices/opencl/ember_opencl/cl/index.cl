@@ -1,6 +1,7 @@
-/* Indexing kernels: gather (serves index_select too), take, scatter_/scatter_add_,
- * index_put_ and nonzero. The runtime range-checks every index before a launch, so the
- * kernels trust them.
+/* Indexing kernels of the OpenCL device: gather (serves index_select too), take,
+ * scatter_/scatter_add_, index_put_ and nonzero, as work-item loops around the element
+ * functions of the shared em_index.h. The runtime range-checks every index before a
+ * launch, so the kernels trust them.
  *
  * Specialised by the host with:
  *   EM_MOVE     the type that plain copies move (uchar/ushort/uint/ulong by item size)
@@ -9,7 +10,8 @@
  *               6 float32, 7 float64), -1 when only plain copies are built
  *   EM_ATOMIC   1: accumulate with atomics (many work items), 0: plain read-modify-write
  *               (the host then launches a single work item)
- * plus the geometry declaration (EmGeometry, em_offset) prepended by the host.
+ * plus em_index.h (with the dialect) and the geometry declaration (EmGeometry, em_offset)
+ * prepended by the host.
  *
  * Determinism: scatter_ and scatter_add_ give one work item per line along `dim`, which
  * walks that line in order; index_put_ without accumulate lets the highest index win. So
@@ -18,30 +20,9 @@
  * the device's.
  */
 #pragma OPENCL FP_CONTRACT OFF
-#if EM_DTYPE == 7
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
 #if EM_ATOMIC && (EM_DTYPE == 4 || EM_DTYPE == 7)
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #endif
-
-/* A tensor addressed by its row-major logical position: shape and strides, no coalescing
- * of its own, so that nonzero can report the original coordinates. */
-typedef struct {
-    long ndim;
-    long shape[16];
-    long stride[16];
-} EmShape;
-
-inline long em_flat_offset(const EmShape* s, long v) {
-    long off = 0;
-    for (int d = (int)s->ndim - 1; d >= 0; d--) {
-        long n = s->shape[d];
-        off += (v % n) * s->stride[d];
-        v /= n;
-    }
-    return off;
-}
 
 /* ---- gather, index_select, take -------------------------------------------------------
  * geometry operands: 0 out, 1 index, 2 source (its stride on `dim` zeroed: the index value
@@ -51,17 +32,18 @@ __kernel void em_gather(__global EM_MOVE* out, long out_off, __global const long
                         EmGeometry g, long n) {
     for (long i = get_global_id(0); i < n; i += get_global_size(0)) {
         long v = index[index_off + em_offset(g, 1, i)];
-        out[out_off + em_offset(g, 0, i)] = src[src_off + em_offset(g, 2, i) + v * dstride];
+        out[out_off + em_offset(g, 0, i)] =
+            src[em_index_along(src_off + em_offset(g, 2, i), v, dstride)];
     }
 }
 
 /* geometry operands: 0 out, 1 index; `a` is read at the row-major position index[p]. */
 __kernel void em_take(__global EM_MOVE* out, long out_off, __global const long* index,
                       long index_off, __global const EM_MOVE* src, long src_off, EmGeometry g,
-                      EmShape a, long n) {
+                      em_shape a, long n) {
     for (long i = get_global_id(0); i < n; i += get_global_size(0)) {
         long v = index[index_off + em_offset(g, 1, i)];
-        out[out_off + em_offset(g, 0, i)] = src[src_off + em_flat_offset(&a, v)];
+        out[out_off + em_offset(g, 0, i)] = src[src_off + em_shape_offset(&a, v)];
     }
 }
 
@@ -77,18 +59,10 @@ __kernel void em_take(__global EM_MOVE* out, long out_off, __global const long* 
 #define EM_VALUE EM_T
 #endif
 
-#if EM_DTYPE == 0
-#define EM_COMBINE(a, b) ((a) | (b)) /* bool: "adds" with or */
-#elif EM_DTYPE == 4
-#define EM_COMBINE(a, b) ((long)((ulong)(a) + (ulong)(b))) /* wraps like the CPU */
-#else
-#define EM_COMBINE(a, b) ((a) + (b))
-#endif
-
 #if EM_DTYPE >= 0
 #if !EM_ATOMIC
 inline void em_accumulate(__global EM_T* p, long i, EM_VALUE v) {
-    EM_STORE(p, i, (EM_VALUE)EM_COMBINE(EM_LOAD(p, i), v));
+    EM_STORE(p, i, (EM_VALUE)EM_INDEX_ADD(EM_DTYPE, EM_LOAD(p, i), v));
 }
 #elif EM_DTYPE == 3
 inline void em_accumulate(__global EM_T* p, long i, EM_VALUE v) { atomic_add(p + i, v); }
@@ -122,7 +96,7 @@ inline uint em_subword_add(uint bits, EM_VALUE v) {
     vstore_half(sum, 0, (half*)&h);
     return h;
 #else
-    return (uint)(uchar)EM_COMBINE((EM_T)bits, v);
+    return (uint)(uchar)EM_INDEX_ADD(EM_DTYPE, (EM_T)bits, v);
 #endif
 }
 
@@ -166,11 +140,11 @@ __kernel void em_scatter(__global EM_SCATTER_T* target, long target_off,
         long x = index_off + em_offset(g, 1, l);
         long s = src_off + em_offset(g, 2, l);
         for (long j = 0; j < len; j++) {
+            long to = em_index_along(t, index[x + j * index_step], dstride);
 #ifdef EM_ACCUMULATE
-            em_accumulate(target, t + index[x + j * index_step] * dstride,
-                          EM_LOAD(src, s + j * src_step));
+            em_accumulate(target, to, EM_LOAD(src, s + j * src_step));
 #else
-            target[t + index[x + j * index_step] * dstride] = src[s + j * src_step];
+            target[to] = src[s + j * src_step];
 #endif
         }
     }
@@ -179,12 +153,12 @@ __kernel void em_scatter(__global EM_SCATTER_T* target, long target_off,
 /* ---- index_put_: target.flatten()[index[i]] (+)= values[i] ------------------------------ */
 
 #ifdef EM_ACCUMULATE
-__kernel void em_put_add(__global EM_T* target, long target_off, EmShape f,
+__kernel void em_put_add(__global EM_T* target, long target_off, em_shape f,
                          __global const long* index, long index_off, long index_step,
                          __global const EM_T* values, long values_off, long values_step,
                          long n) {
     for (long i = get_global_id(0); i < n; i += get_global_size(0)) {
-        long pos = target_off + em_flat_offset(&f, index[index_off + i * index_step]);
+        long pos = target_off + em_shape_offset(&f, index[index_off + i * index_step]);
         em_accumulate(target, pos, EM_LOAD(values, values_off + i * values_step));
     }
 }
@@ -199,14 +173,14 @@ __kernel void em_put_claim(__global int* winner, __global const long* index, lon
         atomic_max(winner + index[index_off + i * index_step], (int)i);
 }
 
-__kernel void em_put(__global EM_MOVE* target, long target_off, EmShape f,
+__kernel void em_put(__global EM_MOVE* target, long target_off, em_shape f,
                      __global const long* index, long index_off, long index_step,
                      __global const EM_MOVE* values, long values_off, long values_step, long n,
                      __global const int* winner, int serial) {
     for (long i = get_global_id(0); i < n; i += get_global_size(0)) {
         long v = index[index_off + i * index_step];
         if (serial || winner[v] == (int)i)
-            target[target_off + em_flat_offset(&f, v)] = values[values_off + i * values_step];
+            target[target_off + em_shape_offset(&f, v)] = values[values_off + i * values_step];
     }
 }
 
@@ -226,58 +200,23 @@ __kernel void em_fill_int(__global int* p, int value, long n) {
 #endif
 
 #if EM_DTYPE >= 0
-/* Coordinates and storage offset of row-major position v. */
-inline long em_position(const EmShape* s, long v, long* coord) {
-    long off = 0;
-    for (int d = (int)s->ndim - 1; d >= 0; d--) {
-        long n = s->shape[d];
-        coord[d] = v % n;
-        off += coord[d] * s->stride[d];
-        v /= n;
-    }
-    return off;
-}
+EM_INDEX_NONZERO(elements, EM_T, EM_NONZERO)
 
-/* Advances (coord, off) to the next row-major position. */
-inline long em_advance(const EmShape* s, long* coord, long off) {
-    for (int d = (int)s->ndim - 1; d >= 0; d--) {
-        if (++coord[d] < s->shape[d]) return off + s->stride[d];
-        off -= s->stride[d] * (s->shape[d] - 1);
-        coord[d] = 0;
-    }
-    return off;
-}
-
-__kernel void em_nonzero_count(__global const EM_T* a, long a_off, EmShape s, long numel,
+__kernel void em_nonzero_count(__global const EM_T* a, long a_off, em_shape s, long numel,
                                long chunk, long chunks, __global long* counts) {
-    long coord[16];
-    for (long c = get_global_id(0); c < chunks; c += get_global_size(0)) {
-        long begin = c * chunk, end = min(begin + chunk, numel), count = 0;
-        long off = a_off + em_position(&s, begin, coord);
-        for (long v = begin; v < end; v++) {
-            count += EM_NONZERO(a, off);
-            off = em_advance(&s, coord, off);
-        }
-        counts[c] = count;
-    }
-}
-
-__kernel void em_nonzero_fill(__global const EM_T* a, long a_off, EmShape s, long numel,
-                              long chunk, long chunks, __global const long* offsets,
-                              __global long* out) {
-    long coord[16];
-    int ndim = (int)s.ndim;
     for (long c = get_global_id(0); c < chunks; c += get_global_size(0)) {
         long begin = c * chunk, end = min(begin + chunk, numel);
-        __global long* row = out + offsets[c] * ndim;
-        long off = a_off + em_position(&s, begin, coord);
-        for (long v = begin; v < end; v++) {
-            if (EM_NONZERO(a, off)) {
-                for (int d = 0; d < ndim; d++) row[d] = coord[d];
-                row += ndim;
-            }
-            off = em_advance(&s, coord, off);
-        }
+        counts[c] = em_nonzero_count_elements(a + a_off, &s, begin, end);
+    }
+}
+
+__kernel void em_nonzero_fill(__global const EM_T* a, long a_off, em_shape s, long numel,
+                              long chunk, long chunks, __global const long* offsets,
+                              __global long* out) {
+    for (long c = get_global_id(0); c < chunks; c += get_global_size(0)) {
+        long begin = c * chunk, end = min(begin + chunk, numel);
+        long first = offsets[c], limit = offsets[c + 1] - first;
+        em_nonzero_fill_elements(a + a_off, &s, begin, end, out + first * s.ndim, limit);
     }
 }
 #endif
