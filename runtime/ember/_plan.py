@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ElementwisePlan",
     "FlatPlans",
+    "MatmulPlan",
     "ReductionPlan",
     "coalesce",
     "contiguous_plan",
@@ -155,6 +156,67 @@ class ReductionPlan:
             f"reduced_out_strides={self.reduced_out_strides}, offsets={self.offsets}, "
             f"dtypes={tuple(d.name for d in self.dtypes)})"
         )
+
+
+class MatmulPlan:
+    """The geometry of a matrix product: out[z] = a[z] @ b[z] for each z < `batch`.
+
+    out is (batch, m, n), a (batch, m, k), b (batch, k, n); an mm is a batch of one.
+    Operands are ordered (out, a, b). Every size is at least 1: the runtime computes empty
+    products and k = 0 itself.
+
+    * `shapes[i]`: operand i's (batch, rows, columns);
+    * `strides[i]`: operand i's (batch, row, column) strides in elements (a batch stride
+      of 0 shares one matrix across the batch);
+    * `offsets[i]`, `dtypes[i]`: as on ElementwisePlan (the three dtypes are equal);
+    * `contiguous`: every operand is dense and row-major over its shape;
+    * `flat`: contiguous with every offset 0 (the hot path);
+    * `native`: as on ElementwisePlan.
+    """
+
+    __slots__ = (
+        "batch", "contiguous", "dtypes", "flat", "k", "m", "n", "native", "offsets", "shapes",
+        "strides",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        batch: int,
+        m: int,
+        n: int,
+        k: int,
+        strides: tuple[Shape, Shape, Shape],
+        offsets: tuple[int, int, int],
+        dtypes: tuple[dtype, dtype, dtype],
+    ) -> None:
+        self.batch: Final = batch
+        self.m: Final = m
+        self.n: Final = n
+        self.k: Final = k
+        self.shapes: Final = ((batch, m, n), (batch, m, k), (batch, k, n))
+        self.strides: Final = strides
+        self.offsets: Final = offsets
+        self.dtypes: Final = dtypes
+        self.contiguous: Final = all(map(_dense, self.shapes, strides))
+        self.flat: Final = self.contiguous and not any(offsets)
+        self.native: Final[dict[str, Any]] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"MatmulPlan(batch={self.batch}, m={self.m}, n={self.n}, k={self.k}, "
+            f"strides={self.strides}, offsets={self.offsets}, "
+            f"dtypes={tuple(d.name for d in self.dtypes)}, contiguous={self.contiguous})"
+        )
+
+
+def _dense(shape: Shape, strides: Shape) -> bool:
+    """Whether strides are row-major over shape (dims of size 1 may have any stride)."""
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides), strict=True):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def coalesce(shape: Shape, strides: tuple[Shape, ...]) -> tuple[Shape, tuple[Shape, ...]]:

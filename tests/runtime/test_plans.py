@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import ember
+from ember._ops import linalg
 from ember._ops._launch import plan_for, reduction_plan_for
-from ember._plan import coalesce, contiguous_plan, elementwise_plan
+from ember._plan import MatmulPlan, coalesce, contiguous_plan, elementwise_plan
 
 _strided = np.lib.stride_tricks.as_strided
 
@@ -124,3 +125,71 @@ def test_empty_reduction_has_no_reduced_elements() -> None:
     a = ember.ones(3, 0)
     plan = reduction_plan_for(ember.empty(3, 1), a, (1,))
     assert plan.numel_out == 3 and plan.numel_reduced == 0
+
+
+def _matmul_operands():
+    """(name, out, a, b) in the layouts a matrix product's meta step passes."""
+    rng = np.random.default_rng(7)
+    base = ember.tensor(rng.standard_normal((3, 6, 8)).astype(np.float32))
+    yield "mm dense", ember.empty(6, 5), base[0, :, :4].contiguous(), base[1, :4, :5].contiguous()
+    yield "mm transposed", ember.empty(8, 5), base[0].T, base[1, :6, :5]
+    yield "mm offset", ember.empty(4, 8)[1:3], base[2, 1:3, :6], base[1, :6]
+    yield "bmm broadcast", ember.empty(3, 6, 4), base[:1, :, :5].expand(3, 6, 5), base[:, 1:6, :4]
+    permuted = base.permute(1, 0, 2)[:3, :, :3]  # (B, M, K) stored as (M, B, K)
+    yield "bmm permuted", ember.empty(3, 3, 4), permuted, base[:, :3, :4]
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_matmul_plan_walks_the_operands(index: int) -> None:
+    name, out, a, b = list(_matmul_operands())[index]
+    plan = linalg.plan_for(out, a, b)
+    batch = 1 if a.dim() == 2 else a.shape[0]
+    assert (plan.batch, plan.m, plan.k, plan.n) == (batch, *a.shape[-2:], b.shape[-1]), name
+    for t, shape, strides, offset in zip(
+        (out, a, b), plan.shapes, plan.strides, plan.offsets, strict=True
+    ):
+        expected = np.broadcast_to(t.numpy(), shape)  # mm: a batch of one
+        np.testing.assert_array_equal(_walk(t, shape, strides, offset), expected, err_msg=name)
+    assert plan.dtypes == (ember.float32,) * 3
+    dense = all(t.is_contiguous() for t in (out, a, b))
+    assert plan.contiguous == dense and plan.flat == (dense and not any(plan.offsets)), name
+
+
+def test_matmul_plans_are_cached_per_layout() -> None:
+    linalg._PLANS.clear()  # room for the plans below, whatever ran before
+    a, b = ember.ones(5, 3), ember.ones(3, 4)
+    first = a @ b
+    plans = dict(linalg._PLANS)
+    a @ b
+    assert plans == linalg._PLANS  # the same layout again: no new plan
+    (a.T.contiguous().T @ b)  # a new layout
+    assert len(linalg._PLANS) == len(plans) + 1
+    plan = linalg.plan_for(first, a, b)
+    assert plan.flat and plan.shapes == ((1, 5, 4), (1, 5, 3), (1, 3, 4))
+
+
+def test_matmul_plan_dense_ignores_strides_of_size_one_dims() -> None:
+    f32 = (ember.float32,) * 3
+    plan = MatmulPlan(1, 1, 4, 3, ((7, 9, 1), (0, 5, 1), (12, 4, 1)), (0, 0, 0), f32)
+    assert plan.contiguous and plan.flat
+    column_major = MatmulPlan(2, 2, 2, 2, ((4, 2, 1), (4, 1, 2), (4, 2, 1)), (0, 0, 0), f32)
+    assert not column_major.contiguous
+    shared = MatmulPlan(2, 2, 2, 2, ((4, 2, 1), (0, 2, 1), (4, 2, 1)), (0, 0, 0), f32)
+    assert not shared.contiguous  # a zero batch stride reads one matrix twice
+
+
+def test_empty_products_never_reach_a_kernel() -> None:
+    calls = []
+    kernels = linalg.names.BMM.kernels, linalg.names.MM.kernels
+    saved = [dict(k) for k in kernels]
+    for k in kernels:
+        k["cpu"] = lambda *args: calls.append(args)
+    try:
+        assert (ember.ones(0, 3) @ ember.ones(3, 2)).shape == (0, 2)
+        assert (ember.ones(2, 0) @ ember.ones(0, 3)).tolist() == [[0.0] * 3] * 2
+        assert ember.bmm(ember.ones(2, 3, 0), ember.ones(2, 0, 1)).tolist() == [[[0.0]] * 3] * 2
+    finally:
+        for k, kept in zip(kernels, saved, strict=True):
+            k.clear()
+            k.update(kept)
+    assert calls == []

@@ -2,56 +2,58 @@
 
 float32 and float64 run on OpenBLAS, reading transposed or row-strided operands in place;
 float16 is multiplied in float32; integers accumulate in int64. Outputs may be strided
-views (an `out=` argument): row- or column-major ones are written directly, others
-through a buffer.
+(row- or column-major ones are written directly, others through a buffer), though the
+runtime passes contiguous ones. A flat plan (the common case) is one call with the sizes;
+any other passes the plan's geometry, packed once per plan.
 """
 
 from __future__ import annotations
 
-from ember.plugins.sdk import KernelRegistry, Tensor
-from ember_cpu._geometry import Scratch
-from ember_cpu._lib import check, lib
+from typing import Any
+
+from ember.plugins.sdk import KernelRegistry, MatmulPlan, Storage
+from ember_cpu._lib import check, ffi, lib
 
 __all__ = ["bmm", "mm", "register"]
 
 
-_scratch = Scratch(13)
 _mm_contiguous = lib.em_mm_contiguous
 _bmm = lib.em_bmm
 
 
-def mm(out: Tensor, a: Tensor, b: Tensor) -> None:
-    """mm(out, a, b): out (M, N) = a (M, K) @ b (K, N), any strides."""
-    m, k = a.shape
-    n = b.shape[1]
-    a_ptr = a.data_ptr()
-    b_ptr = b.data_ptr()
-    out_ptr = out.data_ptr()
-    if a.is_contiguous() and b.is_contiguous() and out.is_contiguous():
-        status = _mm_contiguous(out.dtype.index, out_ptr, a_ptr, b_ptr, m, n, k)
+def mm(out: Storage, a: Storage, b: Storage, plan: MatmulPlan) -> None:
+    """out (M, N) = a (M, K) @ b (K, N): a batch of one."""
+    if plan.flat:
+        status = _mm_contiguous(plan.dtypes[0].index, out.ptr, a.ptr, b.ptr, plan.m, plan.n, plan.k)
     else:
-        buffer = _scratch.buffer
-        buffer[0:13] = (1, m, n, k, 0, *a.stride(), 0, *b.stride(), 0, *out.stride())
-        status = _bmm(out.dtype.index, out_ptr, a_ptr, b_ptr, buffer)
+        status = _strided(out, a, b, plan)
     if status:
         check(status, "mm")
 
 
-def bmm(out: Tensor, a: Tensor, b: Tensor) -> None:
-    """bmm(out, a, b): out (B, M, N) = a (B, M, K) @ b (B, K, N); batch strides may be 0."""
-    batch, m, k = a.shape
-    n = b.shape[2]
-    buffer = _scratch.buffer
-    buffer[0:13] = (batch, m, n, k, *a.stride(), *b.stride(), *out.stride())
-    status = _bmm(
-        out.dtype.index,
-        out.data_ptr(),
-        a.data_ptr(),
-        b.data_ptr(),
-        buffer,
-    )
+def bmm(out: Storage, a: Storage, b: Storage, plan: MatmulPlan) -> None:
+    """out (B, M, N) = a (B, M, K) @ b (B, K, N); batch strides may be 0."""
+    status = _strided(out, a, b, plan)
     if status:
         check(status, "bmm")
+
+
+def _strided(out: Storage, a: Storage, b: Storage, plan: MatmulPlan) -> int:
+    dt = plan.dtypes[0]
+    size = dt.itemsize
+    o, x, y = plan.offsets
+    return _bmm(dt.index, out.ptr + o * size, a.ptr + x * size, b.ptr + y * size, _geometry(plan))
+
+
+def _geometry(plan: MatmulPlan) -> Any:
+    """em_bmm's geometry: B, M, N, K, then the strides of a, b and out (memoized on the
+    plan; C only reads it, so threads may share it)."""
+    geometry = plan.native.get("cpu")
+    if geometry is None:
+        out, a, b = plan.strides
+        sizes = (plan.batch, plan.m, plan.n, plan.k)
+        geometry = plan.native["cpu"] = ffi.new("int64_t[13]", (*sizes, *a, *b, *out))
+    return geometry
 
 
 def register(registry: KernelRegistry) -> None:

@@ -1,9 +1,10 @@
 """Matrix-product kernels of the OpenCL device: mm and bmm (see cl/gemm.cl).
 
-One tiled GEMM serves every dtype and layout: a and b are read in place through their
-strides (row-major, transposed or strided views alike) into local-memory tiles, so no
-operand is copied first; out is contiguous (the runtime's contract). float16 accumulates
-in float and is rounded once; integers wrap like the CPU's int64 accumulation.
+One tiled GEMM serves both ops, every dtype and every layout: a and b are read in place
+through the plan's strides (row-major, transposed or strided views alike) into
+local-memory tiles, so no operand is copied first; out is contiguous (the runtime's
+contract). What a launch derives from the plan is memoized on it, per device. float16
+accumulates in float and is rounded once; integers wrap like the CPU's int64 accumulation.
 
 The tile shape depends on the device: on CPU devices (PoCL) one work item per group walks
 a whole tile with a long k loop, on 64x64 tiles when there are enough of them to keep every
@@ -20,11 +21,11 @@ from typing import Any, Final
 
 import pyopencl as cl
 
-from ember.plugins.sdk import KernelRegistry, Tensor
-from ember_opencl._launch import kernel, launch, mem
+from ember.plugins.sdk import KernelRegistry, MatmulPlan, Storage
+from ember_opencl._launch import kernel, launch
 from ember_opencl.backend import BACKEND
 
-__all__ = ["bmm", "mm", "register"]
+__all__ = ["product", "register"]
 
 _SOURCE: Final = (resources.files("ember_opencl") / "cl" / "gemm.cl").read_text()
 _DTYPES: Final = frozenset({"float16", "float32", "float64", "uint8", "int8", "int32", "int64"})
@@ -95,14 +96,13 @@ def _choose(info: _Device, m: int, n: int, batch: int) -> int:
     return len(_CPU_TILINGS) - 1
 
 
-def _gemm_kernel(out: Tensor, m: int, n: int, batch: int) -> tuple[Any, _Tiling]:
-    """The kernel and its tiling for out's device and dtype and the product's size."""
-    device = out.device
+def _gemm_kernel(device: Any, plan: MatmulPlan) -> tuple[Any, _Tiling]:
+    """The kernel and its tiling for `device` and the plan's dtype and size."""
+    name = plan.dtypes[0].name
     info = _devices.get(device)
     if info is None:
         info = _devices[device] = _Device(device)
-    name = out.dtype.name
-    choice = _choose(info, m, n, batch) if info.cpu else -1
+    choice = _choose(info, plan.m, plan.n, plan.batch) if info.cpu else -1
     key = (device, name, choice)
     found = _kernels.get(key)
     if found is not None:
@@ -117,35 +117,39 @@ def _gemm_kernel(out: Tensor, m: int, n: int, batch: int) -> tuple[Any, _Tiling]
     return found
 
 
-def _product(out: Tensor, a: Tensor, b: Tensor, batch: int, sa: tuple[int, ...],
-             sb: tuple[int, ...]) -> None:  # fmt: skip
-    """out[z] = a[z] @ b[z]: sa and sb are the (batch, row, column) strides."""
-    m, k = a.shape[-2:]
-    n = b.shape[-1]
-    # Stage along k when it is the operand's unit-stride direction (row-major a,
-    # column-major b): contiguous reads on CPUs, coalesced ones on GPUs.
-    a_k_fast = sa[2] == 1 and sa[1] != 1
-    b_k_fast = sb[1] == 1 and sb[2] != 1
-    k_gemm, tiling = _gemm_kernel(out, m, n, batch)
-    grid = (-(-n // tiling.tn) * tiling.wx, -(-m // tiling.tm) * tiling.wy, batch)
-    offsets = (out.storage_offset(), a.storage_offset(), b.storage_offset())
-    shape = _SHAPE.pack(m, n, k, *offsets, *sa, *sb, a_k_fast, b_k_fast)
-    args = [mem(out), mem(a), mem(b), shape]
-    launch(out.device, k_gemm, grid, args, (tiling.wx, tiling.wy, 1))
+def _launch_arguments(device: Any, plan: MatmulPlan) -> tuple[Any, ...]:
+    """The kernel, grid, work-group size and GemmShape of `plan` on `device` (memoized on
+    the plan, per device)."""
+    memo: dict[Any, tuple[Any, ...]] | None = plan.native.get("opencl")
+    if memo is None:
+        memo = plan.native["opencl"] = {}
+    found = memo.get(device)
+    if found is None:
+        k_gemm, tiling = _gemm_kernel(device, plan)
+        grid = (
+            -(-plan.n // tiling.tn) * tiling.wx,
+            -(-plan.m // tiling.tm) * tiling.wy,
+            plan.batch,
+        )
+        _, sa, sb = plan.strides
+        # Stage along k when it is the operand's unit-stride direction (row-major a,
+        # column-major b): contiguous reads on CPUs, coalesced ones on GPUs.
+        a_k_fast = sa[2] == 1 and sa[1] != 1
+        b_k_fast = sb[1] == 1 and sb[2] != 1
+        shape = _SHAPE.pack(plan.m, plan.n, plan.k, *plan.offsets, *sa, *sb, a_k_fast, b_k_fast)
+        found = memo[device] = (k_gemm, grid, (tiling.wx, tiling.wy, 1), shape)
+    return found
 
 
-def mm(out: Tensor, a: Tensor, b: Tensor) -> None:
-    """mm(out, a, b): out (M, N) contiguous = a (M, K) @ b (K, N), any strides."""
-    _product(out, a, b, 1, (0, *a.stride()), (0, *b.stride()))
-
-
-def bmm(out: Tensor, a: Tensor, b: Tensor) -> None:
-    """bmm(out, a, b): out (B, M, N) contiguous = a (B, M, K) @ b (B, K, N); batch strides
-    may be 0."""
-    _product(out, a, b, a.shape[0], a.stride(), b.stride())
+def product(out: Storage, a: Storage, b: Storage, plan: MatmulPlan) -> None:
+    """out[z] = a[z] @ b[z]: out contiguous, a and b of any strides (batch strides 0
+    included); mm is a batch of one."""
+    device = out.device
+    k_gemm, grid, local, shape = _launch_arguments(device, plan)
+    launch(device, k_gemm, grid, [out.handle, a.handle, b.handle, shape], local)
 
 
 def register(registry: KernelRegistry) -> None:
     """Register this family's kernels for the opencl device."""
-    registry.register("mm", "opencl", mm)
-    registry.register("bmm", "opencl", bmm)
+    registry.register("mm", "opencl", product)
+    registry.register("bmm", "opencl", product)

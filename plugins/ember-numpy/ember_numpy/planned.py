@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ember.plugins import expressions, ops
-from ember.plugins.sdk import ElementwisePlan, ReductionPlan, Scalar, Storage, dtype
+from ember.plugins.sdk import ElementwisePlan, MatmulPlan, ReductionPlan, Scalar, Storage, dtype
 
 Kernel = Callable[..., None]
 
@@ -22,12 +22,13 @@ def array(storage: Storage, dt: dtype, offset: int, shape: Any, strides: Any) ->
     return np.ndarray(shape, dt.numpy, storage.handle, offset * size, [s * size for s in strides])
 
 
-def _operand(x: Storage | Scalar, plan: ElementwisePlan, i: int) -> np.ndarray:
+def _operand(x: Storage | Scalar, plan: ElementwisePlan | MatmulPlan, i: int) -> np.ndarray:
     """Operand i of a plan, in its compute type (float16 computes in float32, as {T} in C)."""
     dt = plan.dtypes[i]
     compute = np.float32 if dt.name == "float16" else dt.numpy
     if isinstance(x, Storage):
-        view = array(x, dt, plan.offsets[i], plan.shape, plan.strides[i])
+        shape = plan.shapes[i] if isinstance(plan, MatmulPlan) else plan.shape
+        view = array(x, dt, plan.offsets[i], shape, plan.strides[i])
         return view if i == 0 else view.astype(compute, copy=False)
     return np.asarray(x, compute)
 
@@ -89,4 +90,5 @@ KERNELS: dict[str, Kernel] = {
     ops.ARGMAX: _reduction(lambda x, axes, _: np.argmax(x, -1)),
     ops.ARGMIN: _reduction(lambda x, axes, _: np.argmin(x, -1)),
     ops.CUMSUM: _reduction(lambda x, axes, accumulator: np.cumsum(x, -1, accumulator), True),
+    ops.BMM: elementwise(lambda plan: np.matmul),  # and mm, a composite: a batch of one
 }

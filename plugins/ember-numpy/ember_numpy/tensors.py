@@ -1,4 +1,4 @@
-"""Kernels that receive tensors: products, arange, indexing, im2col/col2im, random fills.
+"""Kernels that receive tensors: arange, indexing, im2col/col2im, random fills.
 
 A numpy:0 tensor's `.numpy(force=True)` is a writable view of its memory (the device is
 host-accessible), so each kernel is NumPy on such views. Random fills follow the cpu
@@ -120,9 +120,6 @@ def randperm_(out: Tensor, seed: int, offset: int) -> None:
 
 
 KERNELS: dict[str, Callable[..., Any]] = {
-    # NumPy's float16 products accumulate in float32, as the runtime's contract asks.
-    ops.MM: lambda out, a, b: _set(out, np.matmul(_np(a), _np(b))),
-    ops.BMM: lambda out, a, b: _set(out, np.matmul(_np(a), _np(b))),
     ops.ARANGE: lambda out, start, step: _set(out, start + np.arange(out.numel()) * step),
     ops.GATHER: _gather,
     ops.INDEX_PUT: _index_put,

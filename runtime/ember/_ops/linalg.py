@@ -5,21 +5,22 @@ batched operands onto them."""
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Final
 
 from ember import _dtype
-from ember._dispatch import Kernel, Op, kernel_for
+from ember._dispatch import Kernel, kernel_for
 from ember._errors import DTypeError
 from ember._ops import conversion as conv
 from ember._ops import linalg_formulas as formulas
 from ember._ops import names
 from ember._ops import shape as shape_ops
 from ember._ops._meta import broadcast_shapes, same_device
+from ember._plan import MatmulPlan
 from ember._storage import Storage
-from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
+from ember._tensor import Tensor, contiguous_strides, empty_tensor
 from ember.autograd._graph import needs_grad, record
 
-__all__ = ["bmm", "matmul", "mm", "mm_kernel"]
+__all__ = ["bmm", "launch_product", "matmul", "mm", "plan_for"]
 
 Shape = tuple[int, ...]
 
@@ -43,15 +44,26 @@ def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
         raise RuntimeError(f"self must be a matrix, got a {len(a._shape)}-D tensor")
     if len(b._shape) != 2:
         raise RuntimeError(f"mat2 must be a matrix, got a {len(b._shape)}-D tensor")
+    _inner_size(a, b)
+    _check_operands("mm", a, b)
+    return _mm(a, b, out)
+
+
+def _mm(a: Tensor, b: Tensor, out: Tensor | None) -> Tensor:
+    """mm of checked matrices."""
+    shape = (a._shape[0], b._shape[1])
+    if a._autograd is None and b._autograd is None:
+        return _product(a, b, shape, out, "mm")
+    grad = _check_grad_out("mm", a, b, out)
+    result = _product(a, b, shape, out, "mm")
+    return _record("MmBackward", formulas.mm_backward, a, b, result) if grad else result
+
+
+def _inner_size(a: Tensor, b: Tensor) -> None:
+    """Check that matrices a and b can be multiplied."""
     (m, k), (k2, n) = a._shape, b._shape
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
-    _check_operands("mm", a, b)
-    if a._autograd is None and b._autograd is None:
-        return _product(names.MM, a, b, (m, n), k, out, "mm")
-    grad = _check_grad_out("mm", a, b, out)
-    result = _product(names.MM, a, b, (m, n), k, out, "mm")
-    return _record("MmBackward", formulas.mm_backward, a, b, result) if grad else result
 
 
 def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -69,9 +81,9 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
         )
     _check_operands("bmm", a, b)
     if a._autograd is None and b._autograd is None:
-        return _product(names.BMM, a, b, (batch, m, n), k, out, "bmm")
+        return _product(a, b, (batch, m, n), out, "bmm")
     grad = _check_grad_out("bmm", a, b, out)
-    result = _product(names.BMM, a, b, (batch, m, n), k, out, "bmm")
+    result = _product(a, b, (batch, m, n), out, "bmm")
     return _record("BmmBackward", formulas.bmm_backward, a, b, result) if grad else result
 
 
@@ -86,7 +98,8 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     _check_operands("matmul", a, b)
     _check_grad_out("matmul", a, b, out)
     if da == 2 and db == 2:
-        return mm(a, b, out=out)
+        _inner_size(a, b)
+        return _mm(a, b, out)
     if da == 1 and db == 1:
         result = _dot(a, b)
     elif da <= 2 and db <= 2:
@@ -198,53 +211,70 @@ def _check_operands(op: str, a: Tensor, b: Tensor) -> None:
         raise DTypeError(f"{op}: not implemented for 'Bool'")
 
 
-def mm_kernel(dev: Any, dt: _dtype.dtype) -> Kernel:
-    """The kernel that computes mm(out, a, b) on `dev`: its own, or the bmm composite."""
-    fn = names.MM.kernels.get(dev.type)
-    if fn is not None:
-        return fn
-    kernel_for(names.BMM, dev, dt)  # a device with neither fails naming bmm, the primitive
-    return _mm_composite
+def launch_product(out: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    """out = a @ b for 2-D (mm) or 3-D (bmm) operands, through the device's kernel.
+
+    The meta step has checked the operands; `out` is contiguous, of the product's shape,
+    and shares memory with neither operand. Empty products never reach a kernel.
+    """
+    key = (
+        a._shape, b._shape, out._strides, a._strides, b._strides, out._offset, a._offset,
+        b._offset, a._dtype,
+    )  # fmt: skip
+    plan = _PLANS.get(key)
+    if plan is None:  # a new layout: only these can be empty
+        if 0 in out._shape:
+            return out
+        if a._shape[-1] == 0:
+            return conv.fill_(out, 0)
+        plan = plan_for(out, a, b)
+        if len(_PLANS) < _CACHE_LIMIT:
+            _PLANS[key] = plan
+    kernel = _kernel(len(a._shape) == 2, a._device, a._dtype)
+    kernel(out._storage, a._storage, b._storage, plan)
+    return out
 
 
-def _mm_composite(out: Tensor, a: Tensor, b: Tensor) -> None:
-    """mm as one bmm over zero-copy views with a batch of one."""
-    kernel_for(names.BMM, a._device, a._dtype)(
-        _batch_of_one(out), _batch_of_one(a), _batch_of_one(b)
-    )
+# Plans of the layouts a program repeats, by layout: the key costs a fraction of building
+# a plan. Bounded like the other plan caches (_launch.py).
+_CACHE_LIMIT: Final = 4096
+_PLANS: dict[tuple[object, ...], MatmulPlan] = {}
 
 
-def _batch_of_one(t: Tensor) -> Tensor:
-    rows, columns = t._shape
-    return make_view(t, t._offset, (1, rows, columns), (rows * columns, *t._strides))
+def plan_for(out: Tensor, a: Tensor, b: Tensor) -> MatmulPlan:
+    """The plan of out = a @ b (2-D or 3-D operands, none empty)."""
+    if len(a._shape) == 2:  # an mm: a batch of one
+        batch, strides = 1, ((0, *out._strides), (0, *a._strides), (0, *b._strides))
+    else:
+        batch, strides = a._shape[0], (out._strides, a._strides, b._strides)
+    m, k = a._shape[-2:]
+    dt = a._dtype
+    offsets = (out._offset, a._offset, b._offset)
+    return MatmulPlan(batch, m, b._shape[-1], k, strides, offsets, (dt, dt, dt))
 
 
-def _product(
-    op: Op, a: Tensor, b: Tensor, shape: Shape, k: int, out: Tensor | None, name: str
-) -> Tensor:
-    kernel = (
-        mm_kernel(a._device, a._dtype) if op is names.MM else kernel_for(op, a._device, a._dtype)
-    )
+def _kernel(mm: bool, dev: Any, dt: _dtype.dtype) -> Kernel:
+    """bmm's kernel, or for an mm the device's own mm kernel if it has one (bmm's runs an
+    mm's plan, a batch of one: mm is a composite)."""
+    if mm:
+        fn = names.MM.kernels.get(dev.type)
+        if fn is not None:
+            return fn
+    return kernel_for(names.BMM, dev, dt)  # a device with neither fails naming bmm
+
+
+def _product(a: Tensor, b: Tensor, shape: Shape, out: Tensor | None, name: str) -> Tensor:
     if out is None:
-        return _compute(kernel, a, b, empty_tensor(shape, a._dtype, a._device), k)
+        return launch_product(empty_tensor(shape, a._dtype, a._device), a, b)
     _prepare_out(out, shape, a._dtype, a._device, name)
     # The kernel writes a contiguous output that it does not read from; anything else
     # (a strided out, or one that shares memory with an operand) goes through a temporary.
     if out._contiguous and out._storage is not a._storage and out._storage is not b._storage:
-        _compute(kernel, a, b, out, k)
+        launch_product(out, a, b)
         out._storage.version += 1
         return out
-    result = _compute(kernel, a, b, empty_tensor(shape, a._dtype, a._device), k)
+    result = launch_product(empty_tensor(shape, a._dtype, a._device), a, b)
     return conv.copy_(out, result)
-
-
-def _compute(kernel: Kernel, a: Tensor, b: Tensor, out: Tensor, k: int) -> Tensor:
-    if 0 in out._shape:
-        return out
-    if k == 0:
-        return conv.fill_(out, 0)
-    kernel(out, a, b)
-    return out
 
 
 def _prepare_out(out: Tensor, shape: Shape, dt: _dtype.dtype, dev: object, op: str) -> None:

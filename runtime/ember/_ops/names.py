@@ -6,14 +6,15 @@ under its name, and dispatch prefers it).
 
 Kernel signatures are per family (`ember.plugins.sdk` has them as typed Protocols):
 
-* planned families (memory, elementwise, reductions, scans) get
+* planned families (memory, elementwise, reductions, scans, matrix products) get
   `(outputs..., inputs..., plan)`: each operand a `Storage` or a converted Python scalar,
-  the plan an `ElementwisePlan` or `ReductionPlan` with the call's whole geometry. The
-  runtime never calls them on zero elements and raises every semantic error itself.
-* tensor-level families (linear algebra, convolution, pooling, indexing, random, fused
-  composites) get `ember.Tensor`s, as documented beside each op below. Inputs may be
-  strided unless stated; outputs allocated by the runtime are contiguous; inputs already
-  have the op's computation dtype; a Python scalar argument is already converted.
+  the plan an `ElementwisePlan`, `ReductionPlan` or `MatmulPlan` with the call's whole
+  geometry. The runtime never calls them on zero elements and raises every semantic
+  error itself.
+* tensor-level families (convolution, pooling, indexing, random, fused composites) get
+  `ember.Tensor`s, as documented beside each op below. Inputs may be strided unless
+  stated; outputs allocated by the runtime are contiguous; inputs already have the op's
+  computation dtype; a Python scalar argument is already converted.
 """
 
 from __future__ import annotations
@@ -61,11 +62,12 @@ ARGMIN: Op = define(ops.ARGMIN)
 CUMSUM: Op = define(ops.CUMSUM)
 
 # --- linear algebra --------------------------------------------------------------------------
-#: mm(out, a, b): a (M, K), b (K, N), out (M, N) contiguous; a and b arbitrary strides.
-#: A composite: bmm over a batch of one.
+# Matrix products are planned: kernel(out, a, b, plan), storages and a MatmulPlan.
+#: mm: a (M, K), b (K, N), out (M, N) contiguous; a and b arbitrary strides. A composite:
+#: bmm's kernel runs the same plan, a batch of one.
 MM: Op = define(ops.MM, composite=True)
-#: bmm(out, a, b): a (B, M, K), b (B, K, N), out (B, M, N) contiguous; a and b arbitrary
-#: strides, batch strides 0 included.
+#: bmm: a (B, M, K), b (B, K, N), out (B, M, N) contiguous; a and b arbitrary strides,
+#: batch strides 0 included.
 BMM: Op = define(ops.BMM)
 
 # --- indexing --------------------------------------------------------------------------------

@@ -1,17 +1,17 @@
 """The kernel signatures of each op family: what a device's kernel is called with.
 
-Kernels of the *planned* families (memory, elementwise, reductions and scans) receive
-their outputs first, then their inputs, then the op's plan (`ember.plugins.ElementwisePlan`
-or `ReductionPlan`). Every operand is a `Storage` (its `handle` and, on host-addressable
-devices, `ptr`), or for a scalar operand a Python value already converted to the
-computation dtype; offsets, strides, shapes and dtypes are in the plan. The runtime has
-done every check, never calls a kernel on zero elements, and raises every semantic error
-itself, so a kernel only computes.
+Kernels of the *planned* families (memory, elementwise, reductions, scans and matrix
+products) receive their outputs first, then their inputs, then the op's plan
+(`ember.plugins.sdk.ElementwisePlan`, `ReductionPlan` or `MatmulPlan`). Every operand is
+a `Storage` (its `handle` and, on host-addressable devices, `ptr`), or for a scalar operand
+a Python value already converted to the computation dtype; offsets, strides, shapes and
+dtypes are in the plan. The runtime has done every check, never calls a kernel on zero
+elements, and raises every semantic error itself, so a kernel only computes.
 
-Kernels of the other families (linear algebra, convolution, pooling, indexing, random,
-softmax) receive `ember.Tensor`s, read through the public tensor API (`shape`, `stride()`,
-`storage_offset()`, `untyped_storage()`, `dtype`); `runtime/ember/_ops/names.py` documents
-each one. A kernel enqueues its work on `current_native_stream(device)`.
+Kernels of the other families (convolution, pooling, indexing, random, softmax) receive
+`ember.Tensor`s, read through the public tensor API (`shape`, `stride()`,
+`storage_offset()`, `untyped_storage()`, `dtype`); `runtime/ember/_ops/names.py`
+documents each one. A kernel enqueues its work on `current_native_stream(device)`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ember._plan import ElementwisePlan, ReductionPlan
+    from ember._plan import ElementwisePlan, MatmulPlan, ReductionPlan
     from ember._storage import Storage
-    from ember._tensor import Tensor
 
 __all__ = [
     "BinaryKernel",
@@ -87,9 +86,12 @@ class ReductionKernel(Protocol):
 
 
 class MatmulKernel(Protocol):
-    """mm(out, a, b) / bmm(out, a, b): out contiguous, a and b of any strides."""
+    """mm / bmm: out[z] = a[z] @ b[z] for z < plan.batch (mm: a batch of one), all three of
+    one dtype; out is contiguous in the runtime's calls, a and b of any strides (batch
+    strides 0 included). float16 accumulates in float32, integers wrap like an int64
+    accumulation, bool is "any product term is true"."""
 
-    def __call__(self, out: Tensor, a: Tensor, b: Tensor, /) -> None: ...
+    def __call__(self, out: Storage, a: Storage, b: Storage, plan: MatmulPlan, /) -> None: ...
 
 
 class IndexKernel(Protocol):

@@ -48,9 +48,11 @@ ARGMAX: Final = "argmax"
 ARGMIN: Final = "argmin"
 CUMSUM: Final = "cumsum"
 
-# -- tensor-level families (see ember._ops.names for each signature) --------------------
+# -- matrix products: MatmulKernel ------------------------------------------------------
 MM: Final = "mm"
 BMM: Final = "bmm"
+
+# -- tensor-level families (see ember._ops.names for each signature) --------------------
 INDEX_SELECT: Final = "index_select"
 GATHER: Final = "gather"
 SCATTER: Final = "scatter_"

@@ -14,7 +14,7 @@ from ember._device import device
 from ember._dispatch import KernelRegistry
 from ember._dtype import dtype
 from ember._errors import DTypeError, OutOfMemoryError
-from ember._plan import ElementwisePlan, ReductionPlan, merge_dims
+from ember._plan import ElementwisePlan, MatmulPlan, ReductionPlan, merge_dims
 from ember._storage import Storage
 from ember._stream import current_native as current_native_stream
 from ember._tensor import Tensor
@@ -35,8 +35,8 @@ from ember.plugins._signatures import (
 
 __all__ = [
     "BinaryKernel", "CopyKernel", "DTypeError", "DeviceBackend", "ElementwisePlan",
-    "FillKernel", "IndexKernel", "KernelRegistry", "MatmulKernel", "OutOfMemoryError",
-    "RandomKernel", "ReductionKernel", "ReductionPlan", "Scalar", "Storage", "Tensor",
-    "UnaryKernel", "WhereKernel", "current_native_stream", "device", "dtype", "hookimpl",
-    "merge_dims", "ops",
+    "FillKernel", "IndexKernel", "KernelRegistry", "MatmulKernel", "MatmulPlan",
+    "OutOfMemoryError", "RandomKernel", "ReductionKernel", "ReductionPlan", "Scalar",
+    "Storage", "Tensor", "UnaryKernel", "WhereKernel", "current_native_stream", "device",
+    "dtype", "hookimpl", "merge_dims", "ops",
 ]  # fmt: skip

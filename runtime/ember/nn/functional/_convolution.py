@@ -21,7 +21,7 @@ from typing import Any, Final
 from ember import _dtype
 from ember._dispatch import kernel_for
 from ember._ops import _launch, names, reduction
-from ember._ops.linalg import mm_kernel
+from ember._ops.linalg import launch_product
 from ember._tensor import Tensor, contiguous_strides, empty_tensor, make_view
 from ember.autograd import _mode
 from ember.autograd._graph import needs_grad, record
@@ -151,10 +151,8 @@ def _grouped_product(a: Tensor, b: Tensor) -> Tensor:
         out = empty_tensor((m, n), a._dtype, a._device)
         a2 = make_view(a, a._offset, a._shape[1:], a._strides[1:])
         b2 = make_view(b, b._offset, b._shape[1:], b._strides[1:])
-        mm_kernel(a._device, a._dtype)(out, a2, b2)
-        return out
-    out = empty_tensor((g, m, n), a._dtype, a._device)
-    kernel_for(names.BMM, a._device, a._dtype)(out, a, b)
+        return launch_product(out, a2, b2)
+    out = launch_product(empty_tensor((g, m, n), a._dtype, a._device), a, b)
     return make_view(out, 0, (g * m, n), (n, 1))
 
 

@@ -21,7 +21,7 @@ from ember._dispatch import kernel_for
 from ember._ops import _launch, conversion, creation, names, unary
 from ember._ops import elementwise as ew
 from ember._ops._index_tensors import int64_arange, int64_binary
-from ember._ops.linalg import mm_kernel
+from ember._ops.linalg import launch_product
 from ember._tensor import Tensor, empty_tensor, make_view
 
 __all__ = [
@@ -284,11 +284,11 @@ def _sandwich(out: Tensor, x: Tensor, left: np.ndarray, right: np.ndarray) -> No
     source = _as(x, dt)
     narrow = empty_tensor((planes * rows, right.shape[1]), dt, dev)
     stacked = make_view(source, source._offset, (planes * rows, columns), (columns, 1))
-    mm_kernel(dev, dt)(narrow, stacked, _upload(right, dt, dev))
+    launch_product(narrow, stacked, _upload(right, dt, dev))
     shared = _upload(left, dt, dev)
     m, n = left.shape[0], right.shape[1]
     result = _as_output(out, dt)
-    kernel_for(names.BMM, dev, dt)(
+    launch_product(
         make_view(result, result._offset, (planes, m, n), (m * n, n, 1)),
         make_view(shared, 0, (planes, m, rows), (0, rows, 1)),
         make_view(narrow, 0, (planes, rows, n), (rows * n, n, 1)),
