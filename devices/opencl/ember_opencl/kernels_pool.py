@@ -1,6 +1,6 @@
-"""Pooling kernels of the OpenCL device (see cl/pool.cl): max, average and adaptive average
-pooling over contiguous stacks of planes, forward and backward, with the CPU device's
-window rules, index conventions and rounding.
+"""Pooling kernels of the OpenCL device (see cl/pool.cl, launches of the shared em_pool.h):
+max, average and adaptive average pooling over contiguous stacks of planes, forward and
+backward, with the CPU device's window rules, index conventions and rounding.
 
 Work items own whole output rows (forward) or input rows (backward): a backward item adds
 into its row the outputs whose windows reach it, in the CPU's order, instead of
@@ -15,10 +15,10 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any, Final
 
-import numpy as np
-
+from ember.plugins import kernels
+from ember.plugins.kernels import windows
 from ember.plugins.sdk import KernelRegistry, Tensor
-from ember_opencl._launch import at, kernel, launch, mem
+from ember_opencl._launch import at, kernel, launch
 
 __all__ = [
     "adaptive_avg_pool2d", "adaptive_avg_pool2d_backward", "avg_pool2d", "avg_pool2d_backward",
@@ -27,13 +27,13 @@ __all__ = [
 
 Pair = tuple[int, int]
 
-_SOURCE: Final = (resources.files("ember_opencl") / "cl" / "pool.cl").read_text()
+_SOURCE: Final = (
+    kernels.source("em_pool.h") + (resources.files("ember_opencl") / "cl" / "pool.cl").read_text()
+)
 _FLOATS: Final = frozenset({"float16", "float32", "float64"})
 _INTEGERS: Final = frozenset({"uint8", "int8", "int32", "int64"})
 _SCAN_ITEMS: Final = 64  # max_pool2d_backward: aim for this many work items in all
 _SCAN_RUN: Final = 64  # ... each owning at least this many pixels
-_i64 = np.int64
-_i32 = np.int32
 _kernels: dict[tuple[Any, str, str], Any] = {}
 
 
@@ -49,80 +49,62 @@ def _kernel(t: Tensor, name: str, dtypes: frozenset[str]) -> Any:
     return k
 
 
-def _window(image: Tensor, out: Tensor, kernel_size: Pair, stride: Pair,
-            padding: Pair) -> list[Any]:  # fmt: skip
-    """H, W, OH, OW, kernel, stride and padding as kernel arguments."""
-    h, w = image.shape[2:]
-    oh, ow = out.shape[2:]
-    return [_i64(v) for v in (h, w, oh, ow, *kernel_size, *stride, *padding)]
+def _run(name: str, dtypes: frozenset[str], rows: int, target: Tensor, *args: Any) -> None:
+    """Kernel `name` over (rows, planes of target) with `args` after target's (buffer, offset)."""
+    k = _kernel(target, name, dtypes)
+    launch(target.device, k, (rows, target.shape[0] * target.shape[1]), [*at(target), *args])
 
 
-def _planes(t: Tensor) -> int:
-    return t.shape[0] * t.shape[1]
+def _geometry(image: Tensor, pooled: Tensor, *window: Any) -> tuple[int, ...]:
+    """em_pool_geometry's fields, passed as `long` arguments (see cl/pool.cl)."""
+    return windows.pool2d(image.shape, pooled.shape, *window)
 
 
 def max_pool2d(out: Tensor, indices: Tensor, x: Tensor, kernel_size: Pair, stride: Pair,
                padding: Pair, dilation: Pair) -> None:  # fmt: skip
     """max_pool2d(out, indices, x, kernel_size, stride, padding, dilation)."""
-    k = _kernel(x, "max_pool2d", _FLOATS | _INTEGERS)
-    args = [*at(out), *at(indices), mem(x),
-            _i64(x.storage_offset()), *_window(x, out, kernel_size, stride, padding),
-            _i64(dilation[0]), _i64(dilation[1])]  # fmt: skip
-    launch(x.device, k, (out.shape[2], _planes(out)), args)
+    geometry = _geometry(x, out, kernel_size, stride, padding, dilation)
+    _run("max_pool2d", _FLOATS | _INTEGERS, out.shape[2], out, *at(indices), *at(x), *geometry)
 
 
 def max_pool2d_backward(grad_input: Tensor, grad_out: Tensor, indices: Tensor) -> None:
     """max_pool2d_backward(grad_input, grad_out, indices): scatter-add by plane index."""
-    k = _kernel(grad_input, "max_pool2d_backward", _FLOATS)
-    planes = _planes(grad_input)
+    planes = grad_input.shape[0] * grad_input.shape[1]
     plane_in = grad_input.shape[2] * grad_input.shape[3]
-    plane_out = grad_out.shape[2] * grad_out.shape[3]
     # Split planes into runs when there are too few planes to occupy the device; each run
     # rescans the plane's indices, so runs stay long.
     splits = max(1, min(-(-_SCAN_ITEMS // max(planes, 1)), plane_in // _SCAN_RUN))
-    args = [*at(grad_input), *at(grad_out),
-            *at(indices), _i64(plane_in), _i64(plane_out)]  # fmt: skip
-    launch(grad_input.device, k, (splits, planes), args)
+    geometry = _geometry(grad_input, grad_out)
+    _run("max_pool2d_backward", _FLOATS, splits, grad_input,
+         *at(grad_out), *at(indices), *geometry)  # fmt: skip
 
 
 def avg_pool2d(out: Tensor, x: Tensor, kernel_size: Pair, stride: Pair, padding: Pair,
                count_include_pad: bool, divisor_override: int | None) -> None:  # fmt: skip
     """avg_pool2d(out, x, kernel_size, stride, padding, count_include_pad, divisor_override)."""
-    k = _kernel(x, "avg_pool2d", _FLOATS | _INTEGERS)
-    args = [*at(out), *at(x),
-            *_window(x, out, kernel_size, stride, padding),
-            _i32(count_include_pad), _i64(divisor_override or 0)]  # fmt: skip
-    launch(x.device, k, (out.shape[2], _planes(out)), args)
+    window = (kernel_size, stride, padding, (1, 1), count_include_pad, divisor_override)
+    _run("avg_pool2d", _FLOATS | _INTEGERS, out.shape[2], out, *at(x), *_geometry(x, out, *window))
 
 
 def avg_pool2d_backward(grad_input: Tensor, grad_out: Tensor, kernel_size: Pair, stride: Pair,
                         padding: Pair, count_include_pad: bool,
                         divisor_override: int | None) -> None:  # fmt: skip
     """avg_pool2d_backward(grad_input, grad_out, kernel_size, stride, padding, ...)."""
-    k = _kernel(grad_input, "avg_pool2d_backward", _FLOATS)
-    args = [*at(grad_input), *at(grad_out),
-            *_window(grad_input, grad_out, kernel_size, stride, padding),
-            _i32(count_include_pad), _i64(divisor_override or 0)]  # fmt: skip
-    launch(grad_input.device, k, (grad_input.shape[2], _planes(grad_input)), args)
-
-
-def _adaptive(name: str, image: Tensor, pooled: Tensor, target: Tensor, source: Tensor) -> None:
-    h, w = image.shape[2:]
-    oh, ow = pooled.shape[2:]
-    args = [*at(target), *at(source),
-            _i64(h), _i64(w), _i64(oh), _i64(ow)]  # fmt: skip
-    rows = target.shape[2]
-    launch(target.device, _kernel(target, name, _FLOATS), (rows, _planes(target)), args)
+    window = (kernel_size, stride, padding, (1, 1), count_include_pad, divisor_override)
+    geometry = _geometry(grad_input, grad_out, *window)
+    _run("avg_pool2d_backward", _FLOATS, grad_input.shape[2], grad_input, *at(grad_out), *geometry)
 
 
 def adaptive_avg_pool2d(out: Tensor, x: Tensor) -> None:
     """adaptive_avg_pool2d(out, x): the output size is out's (Ho, Wo)."""
-    _adaptive("adaptive_avg_pool2d", x, out, out, x)
+    _run("adaptive_avg_pool2d", _FLOATS, out.shape[2], out, *at(x), *_geometry(x, out))
 
 
 def adaptive_avg_pool2d_backward(grad_input: Tensor, grad_out: Tensor) -> None:
     """adaptive_avg_pool2d_backward(grad_input, grad_out)."""
-    _adaptive("adaptive_avg_pool2d_backward", grad_input, grad_out, grad_input, grad_out)
+    geometry = _geometry(grad_input, grad_out)
+    _run("adaptive_avg_pool2d_backward", _FLOATS, grad_input.shape[2], grad_input,
+         *at(grad_out), *geometry)  # fmt: skip
 
 
 def register(registry: KernelRegistry) -> None:

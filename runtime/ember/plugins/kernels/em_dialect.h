@@ -22,7 +22,8 @@ typedef uint em_u32;
 typedef ulong em_u64;
 typedef int em_i32;
 typedef long em_i64;
-#define EM_FN inline
+/* Forced, as CUDA's is: PoCL left plain `inline` calls out of line (col2im ~10% slower). */
+#define EM_FN static inline __attribute__((always_inline))
 #define EM_GLOBAL __global
 #define sqrtf sqrt
 #define logf log
