@@ -1,8 +1,9 @@
 """Helpers the kernel families share to hand geometry to the C side.
 
 Planned kernels pack their plan's shape and strides into one int64 buffer
-(`pack_elementwise`, `pack_reduction`); the tensor-level families keep a per-thread
-`Scratch` array of shapes and strides, filled just before a call.
+(`pack_elementwise`, `pack_reduction`; `pack_dims` for dims a family plans itself); the
+tensor-level families keep a per-thread `Scratch` array of shapes and strides, filled
+just before a call.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, Final
 from ember.plugins.sdk import ElementwisePlan, ReductionPlan, Tensor
 from ember_cpu._lib import ffi
 
-__all__ = ["MAX_DIMS", "Scratch", "check_rank", "pack_elementwise", "pack_reduction"]
+__all__ = ["MAX_DIMS", "Scratch", "check_rank", "pack_dims", "pack_elementwise", "pack_reduction"]
 
 MAX_DIMS: Final = 16
 
@@ -42,6 +43,13 @@ def pack_reduction(plan: ReductionPlan) -> bytes:
             *plan.reduced, *plan.reduced_strides, *plan.reduced_out_strides,
         )  # fmt: skip
     return packed
+
+
+def pack_dims(*groups: list[tuple[int, int, int]]) -> bytes:
+    """Groups of (size, input stride, output stride) dims as the C side's load_dims reads
+    them: per group its sizes, then its input strides, then its output strides."""
+    values = [value for dims in groups for column in zip(*dims, strict=True) for value in column]
+    return _PACK[len(values)](*values)
 
 
 class Scratch(threading.local):

@@ -3,21 +3,33 @@
 Registered under the names of the composite ops of ember.nn.functional._activation, they
 replace its six-op composition; the runtime still records the derivative around them. A
 contiguous input reduced along its last dim (the common case) passes two sizes; any other
-layout passes its shape and strides.
+layout passes the other dims, sorted by output stride and merged, then the softmax dim.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
-from ember.plugins.sdk import KernelRegistry, Tensor
-from ember_cpu._geometry import MAX_DIMS, Scratch, check_rank
+from ember.plugins.sdk import KernelRegistry, Tensor, merge_dims
+from ember_cpu._geometry import check_rank, pack_dims
 from ember_cpu._lib import check, lib
 
 __all__ = ["register"]
 
-_scratch = Scratch(3 * MAX_DIMS)
+Shape = tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=1024)
+def _geometry(shape: Shape, a_strides: Shape, out_strides: Shape, dim: int) -> tuple[int, bytes]:
+    """The other dims (their count, packed with the softmax dim after them): sorted by
+    output stride, outermost first, so that the C side finds a dim contiguous in both."""
+    other = [(n, a_strides[d], out_strides[d]) for d, n in enumerate(shape) if d != dim and n != 1]
+    other.sort(key=lambda d: (abs(d[2]), abs(d[1])), reverse=True)
+    other = merge_dims(other)
+    along = (shape[dim], a_strides[dim], out_strides[dim]) if shape else (1, 1, 1)
+    return len(other), pack_dims(other, [along])
 
 
 def _softmax(name: str, log_out: int) -> Callable[[Tensor, Tensor, int], None]:
@@ -36,9 +48,8 @@ def _softmax(name: str, log_out: int) -> Callable[[Tensor, Tensor, int], None]:
             status = lastdim(log_out, a.dtype.index, out_ptr, a_ptr, math.prod(shape[:-1]), n)
         else:
             check_rank(a, name)
-            buffer = _scratch.buffer
-            buffer[0 : 3 * ndim] = shape + a.stride() + out.stride()
-            status = strided(log_out, a.dtype.index, out_ptr, a_ptr, ndim, buffer, dim)
+            nk, geometry = _geometry(shape, a.stride(), out.stride(), dim)
+            status = strided(log_out, a.dtype.index, out_ptr, a_ptr, nk, geometry)
         if status:
             check(status, name)
 

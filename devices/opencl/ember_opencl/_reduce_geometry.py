@@ -5,7 +5,8 @@ The runtime's ReductionPlan splits a call's dims into kept and reduced ones; her
 list is reordered by input stride (the kernels walk the innermost in-memory dim last,
 which merges a transposed input's dims too) and passed to the kernels as one
 `RedGeometry` struct by value. Launch plans (the kernels and sizes of one layout: chunk
-splits, the column-tile strategy) are cached per call's key.
+splits, the column-tile strategy) are cached per call's key. Every program starts with
+the shared em_reduce.h (`ember.plugins.kernels`), which fixes what the kernels compute.
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 import ember
+from ember.plugins import kernels
 from ember.plugins.sdk import ReductionPlan, merge_dims
-from ember_opencl._launch import LOCAL_SIZE, ctype, global_size_for, kernel, launch
+from ember_opencl._launch import LOCAL_SIZE, ctype, global_size_for, kernel, launch, mem
 
 __all__ = [
     "COLUMN_TILE", "GEOMETRY_C", "MIN_CHUNK", "PER_CHUNK", "PER_OUTPUT", "PLANS", "Dim",
     "Launch", "LineGeometry", "Plan", "coalesce", "dims", "enqueue", "line_geometry",
-    "line_plan", "pack", "plan_key", "remember", "scratch", "sized", "source", "split_count",
+    "line_plan", "pack", "plan_key", "remember", "run_line_plan", "scratch", "sized", "source",
+    "split_count",
     "vector_load",
 ]  # fmt: skip
 
@@ -35,9 +38,6 @@ MAX_DIMS: Final = 16
 #: and output strides so in elements. red_unravel(g, first, last, o) is the (input,
 #: output) offset of row-major position o of dims [first, last).
 GEOMETRY_C: Final = f"""
-#ifdef cl_khr_fp64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
 #define RED_MAX_DIMS {MAX_DIMS}
 typedef struct {{
     long nk, nr;
@@ -135,22 +135,26 @@ _templates: dict[str, str] = {}
 
 
 def source(template: str, defines: str) -> str:
-    """The OpenCL C of cl/`template` after GEOMETRY_C and `defines`."""
+    """The OpenCL C of cl/`template` after `defines`, em_reduce.h and GEOMETRY_C."""
     text = _templates.get(template)
     if text is None:
         text = (resources.files("ember_opencl") / "cl" / template).read_text()
         _templates[template] = text
-    return defines + GEOMETRY_C + text
+    return defines + kernels.source("em_reduce.h") + GEOMETRY_C + text
 
 
 def vector_load(dt: ember.dtype) -> str:
-    """An 8-vector load from p[i]: half widens to float8; 64-bit types load as two halves
-    (PoCL's vload8 returns a wrong upper half of a double8 or long8 without AVX-512)."""
+    """Defines A_C8, 8 lanes of the compute type, and A_LOAD8(p, i), their load from p[i]:
+    half widens to float8; 64-bit types load as two halves (PoCL's vload8 returns a wrong
+    upper half of a double8 or long8 without AVX-512)."""
     if dt is ember.float16:
-        return "vload_half8(0, (p) + (i))"
-    if dt.itemsize == 8:
-        return f"(({ctype(dt)}8)(vload4(0, (p) + (i)), vload4(0, (p) + (i) + 4)))"
-    return "vload8(0, (p) + (i))"
+        vector, load = "float8", "vload_half8(0, (p) + (i))"
+    elif dt.itemsize == 8:
+        vector = f"{ctype(dt)}8"
+        load = f"(({vector})(vload4(0, (p) + (i)), vload4(0, (p) + (i) + 4)))"
+    else:
+        vector, load = f"{ctype(dt)}8", "vload8(0, (p) + (i))"
+    return f"#define A_C8 {vector}\n#define A_LOAD8(p, i) {load}\n"
 
 
 # -- plans -------------------------------------------------------------------------------
@@ -182,16 +186,16 @@ def enqueue(dev: Any, step: Launch, args: list[Any]) -> None:
     launch(dev, step.kernel, step.global_size, [*args, step.items], step.local_size)
 
 
-def scratch(dev: Any, count: int, dtype: ember.dtype) -> ember.Tensor:
-    """A tensor of `count` elements from the caching allocator (for partial results): once
-    dropped, the in-order queue keeps its block from reuse by later kernels until those
-    enqueued before have run."""
-    return ember.empty(count, dtype=dtype, device=dev)
+def scratch(dev: Any, count: int) -> ember.Tensor:
+    """`count` 8-byte slots from the caching allocator for partial results (of any of
+    em_reduce.h's types): once dropped, the in-order queue keeps its block from reuse by
+    later kernels until those enqueued before have run."""
+    return ember.empty(count, dtype=ember.int64, device=dev)
 
 
 class Plan(NamedTuple):
     """One planned call; `main` writes the output unless the walk is split, when it
-    writes `partials` elements of dtype `scratch` that `finish` combines."""
+    writes `partials` scratch slots that `finish` combines."""
 
     main: Launch
     finish: Launch | None
@@ -200,7 +204,6 @@ class Plan(NamedTuple):
     partials: int
     length: int  # reduced positions per output (or the walked dim's length)
     nsplit: int
-    scratch: ember.dtype
 
 
 _PLAN_LIMIT: Final = 4096
@@ -221,21 +224,36 @@ def line_plan(
     text: str,
     names: tuple[str, str, str],
     geo: LineGeometry,
-    scratch: ember.dtype,
     finish_per_chunk: bool = False,
+    slots: int = 1,
 ) -> Plan:
     """The plan of a walk along one dim: `names` are the kernels of `text` for one work
     item per line, per chunk of a line, and combining the chunks (per line, or per chunk
-    with `finish_per_chunk`); split when the lines are too few to fill the device."""
+    with `finish_per_chunk`); split when the lines are too few to fill the device, each
+    chunk leaving `slots` partial results."""
     nsplit = split_count(geo.lines, geo.n)
     items = geo.lines * nsplit
     if nsplit == 1:
         main = sized(kernel(dev, text, names[0]), items, PER_OUTPUT)
-        return Plan(main, None, False, geo.packed, items, geo.n, nsplit, scratch)
+        return Plan(main, None, False, geo.packed, 0, geo.n, nsplit)
     main = sized(kernel(dev, text, names[1]), items, PER_CHUNK)
     finish = kernel(dev, text, names[2])
     if finish_per_chunk:
         last = sized(finish, items, PER_CHUNK)
     else:
         last = sized(finish, geo.lines, PER_OUTPUT)
-    return Plan(main, last, False, geo.packed, items, geo.n, nsplit, scratch)
+    return Plan(main, last, False, geo.packed, items * slots, geo.n, nsplit)
+
+
+def run_line_plan(dev: Any, plan: Plan, out: Any, out_off: Any, a: Any, a_off: Any) -> None:
+    """Enqueue a line_plan on buffers `out` and `a` at element offsets (np.int64) whose
+    kernels take (out, out_off, a, a_off, geometry, n), split: (part, a, a_off, geometry,
+    n, nsplit) and (out, out_off, part, a, a_off, geometry, n, nsplit)."""
+    n, packed = np.int64(plan.length), plan.packed
+    if plan.finish is None:
+        enqueue(dev, plan.main, [out, out_off, a, a_off, packed, n])
+        return
+    partials = scratch(dev, plan.partials)  # held until both kernels are enqueued
+    part, nsplit = mem(partials), np.int64(plan.nsplit)
+    enqueue(dev, plan.main, [part, a, a_off, packed, n, nsplit])
+    enqueue(dev, plan.finish, [out, out_off, part, a, a_off, packed, n, nsplit])

@@ -11,28 +11,26 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Final
 
 import numpy as np
 
 import ember
 import ember.nn.functional
 from ember.plugins.sdk import KernelRegistry, Tensor
-from ember_opencl._launch import kernel, mem, prelude
+from ember_opencl._launch import mem, prelude
 from ember_opencl._reduce_geometry import (
-    PER_CHUNK,
-    PER_OUTPUT,
     PLANS,
     Plan,
-    enqueue,
     line_geometry,
+    line_plan,
     remember,
-    scratch,
-    sized,
+    run_line_plan,
     source,
-    split_count,
 )
 
 Kernel = Callable[[Tensor, Tensor, int], None]
+_KERNELS: Final = ("softmax_rows", "softmax_split", "softmax_split_write")
 
 __all__ = ["register"]
 
@@ -63,17 +61,11 @@ def _plan(log_out: int, out: Tensor, a: Tensor, dim: int) -> Plan:
     shape, a_strides, out_strides = a.shape, a.stride(), out.stride()
     kept = [(n, a_strides[d], out_strides[d]) for d, n in enumerate(shape) if d != dim and n != 1]
     walked = (shape[dim], a_strides[dim], out_strides[dim]) if shape else (1, 0, 0)
-    geo = line_geometry(kept, walked)
-    text = _softmax_source(a.dtype, log_out)
-    nsplit = split_count(geo.lines, geo.n)
-    dev, items = a.device, geo.lines * nsplit if geo.n else 0
-    if nsplit == 1:
-        main = sized(kernel(dev, text, "softmax_rows"), items, PER_OUTPUT)
-        return Plan(main, None, False, geo.packed, 0, geo.n, nsplit, ember.float64)
-    main = sized(kernel(dev, text, "softmax_split"), items, PER_CHUNK)
-    finish = sized(kernel(dev, text, "softmax_split_write"), items, PER_CHUNK)
-    # a (maximum, sum of exponentials) pair per chunk
-    return Plan(main, finish, False, geo.packed, 2 * items, geo.n, nsplit, ember.float64)
+    # split rows leave a (maximum, sum of exponentials) pair per chunk
+    return line_plan(
+        a.device, _softmax_source(a.dtype, log_out), _KERNELS, line_geometry(kept, walked),
+        finish_per_chunk=True, slots=2,
+    )  # fmt: skip
 
 
 def _softmax(name: str, log_out: int) -> Kernel:
@@ -82,15 +74,7 @@ def _softmax(name: str, log_out: int) -> Kernel:
         key = (name, a.dtype, a.shape, a.stride(), out.stride(), dim, dev)
         plan = PLANS.get(key) or remember(key, _plan(log_out, out, a, dim))
         out_off, a_off = np.int64(out.storage_offset()), np.int64(a.storage_offset())
-        n = np.int64(plan.length)
-        if plan.finish is None:
-            enqueue(dev, plan.main, [mem(out), out_off, mem(a), a_off, plan.packed, n])
-            return
-        part = scratch(dev, plan.partials, ember.float64)
-        nsplit = np.int64(plan.nsplit)
-        enqueue(dev, plan.main, [mem(part), mem(a), a_off, plan.packed, n, nsplit])
-        args = [mem(out), out_off, mem(part), mem(a), a_off, plan.packed, n, nsplit]
-        enqueue(dev, plan.finish, args)
+        run_line_plan(dev, plan, mem(out), out_off, mem(a), a_off)
 
     run.__name__ = run.__qualname__ = f"opencl_{name}"
     run.__doc__ = f"{name}(out, a, dim) on the opencl device: a floating, out of a's shape."

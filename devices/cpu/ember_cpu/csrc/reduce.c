@@ -1,17 +1,17 @@
 /* Reductions of the CPU device: sum, prod, amax, amin, any, all (argmax, argmin and
  * cumsum, which walk one dim, are in scan.c).
  *
- * The runtime's ReductionPlan gives the kept dims (K) and the reduced dims (R), each
- * coalesced and in row-major order; one of two loops runs:
+ * What each op computes (accumulator types, identities, combines, the blocked order of
+ * float sums and the pairwise tree of columns) is the shared em_reduce.h; this file keeps
+ * the loops. The runtime's ReductionPlan gives the kept dims (K) and the reduced dims (R),
+ * each coalesced and in row-major order; one of two loops runs:
  *   - rows: each output reduces R, whose innermost dim is a (usually contiguous) row;
  *     a single output (a.sum()) is split into chunks across threads;
  *   - columns: when a kept dim is contiguous in the input (sum over dim 0 of a matrix),
- *     up to COL_CHUNK outputs are accumulated side by side, eight reduced positions
- *     combined per pass (see DEFINE_COL).
- * Parallel regions are entered only for work above EM_PARALLEL_GRAIN (run_parts).
- * Accumulators: int64 for integers and bool (wrapping like PyTorch), double for floats;
- * float32 sums add float lanes over blocks of SUM_BLOCK elements, then add the blocks in
- * double, which keeps 16M-element sums within ~1e-7 relative at memory speed.
+ *     up to COL_CHUNK outputs are accumulated side by side, EM_TREE_ROWS reduced
+ *     positions combined per pass (see DEFINE_COL).
+ * Parallel regions are entered only for work above EM_PARALLEL_GRAIN (run_parts). Rows
+ * hold every accumulator in an acc_t (int64 or double: exact for each of em_reduce.h's).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,93 +20,75 @@
 #include <immintrin.h>
 #endif
 
+#include "em_reduce.h"
 #include "strided.h"
 
-enum { RED_SUM, RED_PROD, RED_AMAX, RED_AMIN, RED_ANY, RED_ALL, RED_COUNT };
+/* The ops in the order of their codes (kernels_reduce.REDUCTION_CODES), and the dtypes
+ * with kernels of their own: suffix, C type, em_reduce.h family (bool reads as uint8). */
+#define FOR_OPS(X) X(SUM) X(PROD) X(AMAX) X(AMIN) X(ANY) X(ALL)
+#define FOR_DTYPES(X, OP)                                                                 \
+    X(OP, u8, uint8_t, INT) X(OP, i8, int8_t, INT) X(OP, i32, int32_t, INT)               \
+    X(OP, i64, int64_t, INT) X(OP, f16, em_half, FLOAT) X(OP, f32, float, FLOAT)          \
+    X(OP, f64, double, DOUBLE)
+#define OP_CODE(OP) RED_##OP,
+enum { FOR_OPS(OP_CODE) RED_COUNT };
 
-#define SUM_BLOCK 4096  /* float32/float16 elements summed in float lanes before double */
+#define ACC_T(OP, FAMILY) EM_RED_TYPE(EM_RED_ACC(OP, FAMILY))
+#define PART_T(OP, FAMILY) EM_RED_TYPE(EM_RED_PART(OP, FAMILY))
+#define COMBINE(OP) EM_RED_COMBINE(OP)
+#define LOGICAL_BLOCK 4096 /* any/all stop at the first block that decides them */
 
 /* acc op= p[0], p[stride], ..., p[(n-1)*stride] */
 typedef void (*row_fn)(const char* p, int64_t n, int64_t stride, acc_t* acc);
-/* acc[j] op= p[r * rs + j] for r < rows, j < n (rows contiguous, rs apart); acc is
- * int64_t[], double[] or float[] (see col_kind; never acc_t[]: GCC does not vectorise
- * loops over union members). */
+/* acc[j] op= p[r * rs + j] for r < rows, j < n (rows contiguous, rs apart); acc holds the
+ * accumulators of em_reduce.h's type (never acc_t[]: GCC does not vectorise loops over
+ * union members). */
 typedef void (*col_fn)(const char* p, int64_t rs, int rows, int64_t n, void* acc);
 
-/* ---- row and column kernels ----------------------------------------------------------- */
+/* ---- row kernels ---------------------------------------------------------------------- */
 
-#define DEFINE_INT_KERNELS(SUF, T)                                                       \
-    static void row_sum_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {      \
+/* Integers: one chain in the accumulator type, exact in any order, so GCC vectorises it. */
+#define DEFINE_INT_ROW(OP, SUF, T, FAMILY)                                                \
+    static void row_##OP##_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {    \
+        typedef ACC_T(OP, FAMILY) acc_type;                                               \
         const T* p = (const T*)base;                                                      \
-        uint64_t total = 0;                                                               \
+        acc_type total = (acc_type)acc->i;                                                \
         if (s == 1) {                                                                     \
-            for (int64_t i = 0; i < n; i++) total += (uint64_t)(int64_t)p[i];             \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                const acc_type x = p[i];                                                  \
+                total = COMBINE(OP)(total, x);                                            \
+            }                                                                             \
         } else {                                                                          \
-            for (int64_t i = 0; i < n; i++) total += (uint64_t)(int64_t)p[i * s];         \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                const acc_type x = p[i * s];                                              \
+                total = COMBINE(OP)(total, x);                                            \
+            }                                                                             \
         }                                                                                 \
-        acc->i = WRAP_ADD(acc->i, total);                                                 \
-    }                                                                                     \
-    static void row_prod_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
-        const T* p = (const T*)base;                                                      \
-        uint64_t total = (uint64_t)acc->i;                                                \
-        for (int64_t i = 0; i < n; i++) total *= (uint64_t)(int64_t)p[i * s];             \
         acc->i = (int64_t)total;                                                          \
-    }                                                                                     \
-    static void row_amax_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
-        const T* p = (const T*)base;                                                      \
-        int64_t m = acc->i;                                                               \
-        if (s == 1) {                                                                     \
-            for (int64_t i = 0; i < n; i++) m = (int64_t)p[i] > m ? (int64_t)p[i] : m;    \
-        } else {                                                                          \
-            for (int64_t i = 0; i < n; i++) m = (int64_t)p[i * s] > m ? (int64_t)p[i * s] : m; \
-        }                                                                                 \
-        acc->i = m;                                                                       \
-    }                                                                                     \
-    static void row_amin_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
-        const T* p = (const T*)base;                                                      \
-        int64_t m = acc->i;                                                               \
-        if (s == 1) {                                                                     \
-            for (int64_t i = 0; i < n; i++) m = (int64_t)p[i] < m ? (int64_t)p[i] : m;    \
-        } else {                                                                          \
-            for (int64_t i = 0; i < n; i++) m = (int64_t)p[i * s] < m ? (int64_t)p[i * s] : m; \
-        }                                                                                 \
-        acc->i = m;                                                                       \
     }
 
-/* any/all for every dtype: a NaN is non-zero, hence true. Exits early per block. */
-#define DEFINE_LOGICAL_KERNELS(SUF, T)                                                   \
-    static void row_any_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {      \
+/* any/all for every dtype, a block at a time until one decides the result. */
+#define DEFINE_LOGICAL_ROW(OP, SUF, T, FAMILY)                                            \
+    static void row_##OP##_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {    \
         const T* p = (const T*)base;                                                      \
-        for (int64_t i0 = 0; i0 < n && !acc->i; i0 += SUM_BLOCK) {                        \
-            int64_t end = min64(n, i0 + SUM_BLOCK);                                       \
-            int r = 0;                                                                    \
+        const int undecided = EM_RED_IDENTITY(OP, FAMILY);                                \
+        for (int64_t i0 = 0; i0 < n && acc->i == undecided; i0 += LOGICAL_BLOCK) {        \
+            int64_t end = min64(n, i0 + LOGICAL_BLOCK);                                   \
+            int r = undecided;                                                            \
             if (s == 1) {                                                                 \
-                for (int64_t i = i0; i < end; i++) r |= p[i] != 0;                        \
+                for (int64_t i = i0; i < end; i++)                                        \
+                    r = COMBINE(OP)(r, EM_RED_TERM(OP, T, p[i]));                         \
             } else {                                                                      \
-                for (int64_t i = i0; i < end; i++) r |= p[i * s] != 0;                    \
+                for (int64_t i = i0; i < end; i++)                                        \
+                    r = COMBINE(OP)(r, EM_RED_TERM(OP, T, p[i * s]));                     \
             }                                                                             \
-            acc->i |= r;                                                                  \
-        }                                                                                 \
-    }                                                                                     \
-    static void row_all_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {      \
-        const T* p = (const T*)base;                                                      \
-        for (int64_t i0 = 0; i0 < n && acc->i; i0 += SUM_BLOCK) {                         \
-            int64_t end = min64(n, i0 + SUM_BLOCK);                                       \
-            int r = 1;                                                                    \
-            if (s == 1) {                                                                 \
-                for (int64_t i = i0; i < end; i++) r &= p[i] != 0;                        \
-            } else {                                                                      \
-                for (int64_t i = i0; i < end; i++) r &= p[i * s] != 0;                    \
-            }                                                                             \
-            acc->i &= r;                                                                  \
+            acc->i = COMBINE(OP)(acc->i, r);                                              \
         }                                                                                 \
     }
 
-
-/* Float kernels shared by float16, float32 and float64 (row sum, max and min are
- * specialised below). Column max/min let a NaN overwrite, so NaN propagates. */
-#define DEFINE_FLOAT_KERNELS(SUF, T)                                                     \
-    static void row_prod_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
+/* Float products in eight lanes of their double part over contiguous rows. */
+#define DEFINE_PROD_ROW(SUF, T)                                                           \
+    static void row_PROD_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {      \
         const T* p = (const T*)base;                                                      \
         double lane[8] = {1, 1, 1, 1, 1, 1, 1, 1};                                        \
         int64_t i = 0;                                                                    \
@@ -120,57 +102,86 @@ typedef void (*col_fn)(const char* p, int64_t rs, int rows, int64_t n, void* acc
         acc->f = total;                                                                   \
     }
 
-DEFINE_INT_KERNELS(u8, uint8_t)
-DEFINE_INT_KERNELS(i8, int8_t)
-DEFINE_INT_KERNELS(i32, int32_t)
-DEFINE_INT_KERNELS(i64, int64_t)
-DEFINE_LOGICAL_KERNELS(u8, uint8_t)
-DEFINE_LOGICAL_KERNELS(i8, int8_t)
-DEFINE_LOGICAL_KERNELS(i32, int32_t)
-DEFINE_LOGICAL_KERNELS(i64, int64_t)
-DEFINE_LOGICAL_KERNELS(f16, em_half)
-DEFINE_LOGICAL_KERNELS(f32, float)
-DEFINE_LOGICAL_KERNELS(f64, double)
-DEFINE_FLOAT_KERNELS(f16, em_half)
-DEFINE_FLOAT_KERNELS(f32, float)
-DEFINE_FLOAT_KERNELS(f64, double)
+#define INT_ROWS(OP) DEFINE_INT_ROW(OP, u8, uint8_t, INT) DEFINE_INT_ROW(OP, i8, int8_t, INT) \
+    DEFINE_INT_ROW(OP, i32, int32_t, INT) DEFINE_INT_ROW(OP, i64, int64_t, INT)
+INT_ROWS(SUM)
+INT_ROWS(PROD)
+INT_ROWS(AMAX)
+INT_ROWS(AMIN)
+FOR_DTYPES(DEFINE_LOGICAL_ROW, ANY)
+FOR_DTYPES(DEFINE_LOGICAL_ROW, ALL)
+DEFINE_PROD_ROW(f16, em_half)
+DEFINE_PROD_ROW(f32, float)
+DEFINE_PROD_ROW(f64, double)
 
-/* float16 max and min: compare in float, OR a NaN flag. */
-#define DEFINE_SCALAR_EXTREMES(SUF, T)                                                   \
-    static void row_amax_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
+/* Float max and min: compares, and a NaN flag on the side (the compare alone would skip
+ * NaN); contiguous float32/float64 rows by vector compares and blends, 2W at a time. */
+#define DEFINE_EXTREME_ROW(OP, CMP, SUF, T, VT, VI, W)                                    \
+    static void row_##OP##_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {    \
         const T* p = (const T*)base;                                                      \
-        T m = (T)-INFINITY;                                                               \
+        const T init = EM_RED_IDENTITY(OP, FLOAT);                                        \
+        int64_t i = 0;                                                                    \
+        T m = init;                                                                       \
         int nan = 0;                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                 \
+        if (W > 1 && s == 1 && n >= 2 * W) {                                              \
+            VT m0, m1;                                                                    \
+            VI n0 = {0}, n1 = {0};                                                        \
+            for (int l = 0; l < W; l++) m0[l] = m1[l] = init;                             \
+            for (; i + 2 * W <= n; i += 2 * W) {                                          \
+                VT x0 = *(const VT*)(p + i), x1 = *(const VT*)(p + i + W);                \
+                VI c0 = x0 CMP m0, c1 = x1 CMP m1;                                        \
+                m0 = (VT)(((VI)x0 & c0) | ((VI)m0 & ~c0));                                \
+                m1 = (VT)(((VI)x1 & c1) | ((VI)m1 & ~c1));                                \
+                n0 |= x0 != x0;                                                           \
+                n1 |= x1 != x1;                                                           \
+            }                                                                             \
+            n0 |= n1;                                                                     \
+            for (int l = 0; l < W; l++) {                                                 \
+                m = m0[l] CMP m ? m0[l] : m;                                              \
+                m = m1[l] CMP m ? m1[l] : m;                                              \
+                nan |= n0[l] != 0;                                                        \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
             T x = p[i * s];                                                               \
-            m = x > m ? x : m;                                                            \
+            m = x CMP m ? x : m;                                                          \
             nan |= x != x;                                                                \
         }                                                                                 \
-        double r = nan ? (double)NAN : (double)m;                                         \
-        if (r != r || r > acc->f) acc->f = r;                                             \
-    }                                                                                     \
-    static void row_amin_##SUF(const char* base, int64_t n, int64_t s, acc_t* acc) {     \
-        const T* p = (const T*)base;                                                      \
-        T m = (T)INFINITY;                                                                \
-        int nan = 0;                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            T x = p[i * s];                                                               \
-            m = x < m ? x : m;                                                            \
-            nan |= x != x;                                                                \
-        }                                                                                 \
-        double r = nan ? (double)NAN : (double)m;                                         \
-        if (r != r || r < acc->f) acc->f = r;                                             \
+        const double r = nan ? (double)NAN : (double)m;                                   \
+        acc->f = COMBINE(OP)(acc->f, r);                                                  \
     }
 
-DEFINE_SCALAR_EXTREMES(f16, em_half)
+/* float16 has no vector type here: W = 1 leaves out the vector loop */
+DEFINE_EXTREME_ROW(AMAX, >, f16, em_half, v8f, v8i, 1)
+DEFINE_EXTREME_ROW(AMIN, <, f16, em_half, v8f, v8i, 1)
+DEFINE_EXTREME_ROW(AMAX, >, f32, float, v8f, v8i, 8)
+DEFINE_EXTREME_ROW(AMIN, <, f32, float, v8f, v8i, 8)
+DEFINE_EXTREME_ROW(AMAX, >, f64, double, v4d, v4l, 4)
+DEFINE_EXTREME_ROW(AMIN, <, f64, double, v4d, v4l, 4)
+
+/* Float sums: eight W-lane vector accumulators over contiguous p[i, end) (from i, which
+ * advances), added pairwise into v. */
+#define SUM8_VECTORS(VT, W, v)                                                            \
+    VT a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};    \
+    for (; i + 8 * W <= end; i += 8 * W) {                                                \
+        a0 += *(const VT*)(p + i);                                                        \
+        a1 += *(const VT*)(p + i + W);                                                    \
+        a2 += *(const VT*)(p + i + 2 * W);                                                \
+        a3 += *(const VT*)(p + i + 3 * W);                                                \
+        a4 += *(const VT*)(p + i + 4 * W);                                                \
+        a5 += *(const VT*)(p + i + 5 * W);                                                \
+        a6 += *(const VT*)(p + i + 6 * W);                                                \
+        a7 += *(const VT*)(p + i + 7 * W);                                                \
+    }                                                                                     \
+    VT v = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
 
 /* float16 sum: float lanes per block (converted 8 at a time by F16C where the CPU has
  * it), blocks added in double. */
-static void row_sum_f16(const char* base, int64_t n, int64_t s, acc_t* acc) {
+static void row_SUM_f16(const char* base, int64_t n, int64_t s, acc_t* acc) {
     const em_half* p = (const em_half*)base;
     double total = 0.0;
-    for (int64_t i0 = 0; i0 < n; i0 += SUM_BLOCK) {
-        int64_t end = min64(n, i0 + SUM_BLOCK), i = i0;
+    for (int64_t i0 = 0; i0 < n; i0 += EM_SUM_BLOCK) {
+        int64_t end = min64(n, i0 + EM_SUM_BLOCK), i = i0;
         double block = 0.0;
         if (s == 1) {
 #ifdef __F16C__
@@ -196,27 +207,16 @@ static void row_sum_f16(const char* base, int64_t n, int64_t s, acc_t* acc) {
     acc->f += total;
 }
 
-/* float32 sum: eight 8-lane float accumulators per block of SUM_BLOCK, blocks in double.
- * 256-bit vectors stream at least as fast as 512-bit ones on the CPUs measured. */
-static void row_sum_f32(const char* base, int64_t n, int64_t s, acc_t* acc) {
+/* float32 sum: eight 8-lane float accumulators per block, blocks in double. 256-bit
+ * vectors stream at least as fast as 512-bit ones on the CPUs measured. */
+static void row_SUM_f32(const char* base, int64_t n, int64_t s, acc_t* acc) {
     const float* p = (const float*)base;
     double total = 0.0;
-    for (int64_t i0 = 0; i0 < n; i0 += SUM_BLOCK) {
-        int64_t end = min64(n, i0 + SUM_BLOCK), i = i0;
+    for (int64_t i0 = 0; i0 < n; i0 += EM_SUM_BLOCK) {
+        int64_t end = min64(n, i0 + EM_SUM_BLOCK), i = i0;
         double block = 0.0;
         if (s == 1) {
-            v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
-            for (; i + 64 <= end; i += 64) {
-                a0 += *(const v8f*)(p + i);
-                a1 += *(const v8f*)(p + i + 8);
-                a2 += *(const v8f*)(p + i + 16);
-                a3 += *(const v8f*)(p + i + 24);
-                a4 += *(const v8f*)(p + i + 32);
-                a5 += *(const v8f*)(p + i + 40);
-                a6 += *(const v8f*)(p + i + 48);
-                a7 += *(const v8f*)(p + i + 56);
-            }
-            v8f v = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+            SUM8_VECTORS(v8f, 8, v);
             for (int l = 0; l < 8; l++) block += v[l];
             for (; i < end; i++) block += p[i];
         } else {
@@ -229,211 +229,103 @@ static void row_sum_f32(const char* base, int64_t n, int64_t s, acc_t* acc) {
     acc->f += total;
 }
 
-static void row_sum_f64(const char* base, int64_t n, int64_t s, acc_t* acc) {
+static void row_SUM_f64(const char* base, int64_t n, int64_t s, acc_t* acc) {
     const double* p = (const double*)base;
+    const int64_t end = n;
     double total = 0.0;
     int64_t i = 0;
     if (s == 1) {
-        v4d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
-        for (; i + 32 <= n; i += 32) {
-            a0 += *(const v4d*)(p + i);
-            a1 += *(const v4d*)(p + i + 4);
-            a2 += *(const v4d*)(p + i + 8);
-            a3 += *(const v4d*)(p + i + 12);
-            a4 += *(const v4d*)(p + i + 16);
-            a5 += *(const v4d*)(p + i + 20);
-            a6 += *(const v4d*)(p + i + 24);
-            a7 += *(const v4d*)(p + i + 28);
-        }
-        v4d v = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+        SUM8_VECTORS(v4d, 4, v);
         for (int l = 0; l < 4; l++) total += v[l];
     }
     for (; i < n; i++) total += p[i * s];
     acc->f += total;
 }
 
-/* float32/float64 max and min over contiguous rows: vector compares and blends, a NaN
- * flag on the side (the compare alone would skip NaN). */
-#define DEFINE_VEC_EXTREME(NAME, T, VT, VI, W, CMP, INIT)                                \
-    static void NAME(const char* base, int64_t n, int64_t s, acc_t* acc) {               \
-        const T* p = (const T*)base;                                                      \
-        int64_t i = 0;                                                                    \
-        T m = INIT;                                                                       \
-        int nan = 0;                                                                      \
-        if (s == 1 && n >= 2 * W) {                                                       \
-            VT m0, m1;                                                                    \
-            VI n0 = {0}, n1 = {0};                                                        \
-            for (int l = 0; l < W; l++) m0[l] = m1[l] = INIT;                             \
-            for (; i + 2 * W <= n; i += 2 * W) {                                          \
-                VT x0 = *(const VT*)(p + i), x1 = *(const VT*)(p + i + W);                \
-                VI c0 = x0 CMP m0, c1 = x1 CMP m1;                                        \
-                m0 = (VT)(((VI)x0 & c0) | ((VI)m0 & ~c0));                                \
-                m1 = (VT)(((VI)x1 & c1) | ((VI)m1 & ~c1));                                \
-                n0 |= x0 != x0;                                                           \
-                n1 |= x1 != x1;                                                           \
+/* ---- column kernels ------------------------------------------------------------------- */
+
+/* EM_TREE_ROWS rows are combined per pass as EM_TREE8 in the part type (float for
+ * float32 sums), then folded into the accumulator once: a read-modify-write of the
+ * accumulators per input element would cap the loop at half the memory bandwidth. Every
+ * load is unconditional: the combine may be a select that GCC must if-convert. */
+#define DEFINE_COL(OP, SUF, T, FAMILY)                                                    \
+    static void col_##OP##_##SUF(const char* base, int64_t rs, int rows, int64_t n,       \
+                                 void* accumulators) {                                    \
+        typedef PART_T(OP, FAMILY) part_t;                                                \
+        typedef ACC_T(OP, FAMILY) acc_type;                                               \
+        const T* p0 = (const T*)base;                                                     \
+        acc_type* a = accumulators;                                                       \
+        if (rows == EM_TREE_ROWS) {                                                       \
+            const T *p1 = p0 + rs, *p2 = p0 + 2 * rs, *p3 = p0 + 3 * rs, *p4 = p0 + 4 * rs; \
+            const T *p5 = p0 + 5 * rs, *p6 = p0 + 6 * rs, *p7 = p0 + 7 * rs;              \
+            for (int64_t j = 0; j < n; j++) {                                             \
+                const part_t v0 = EM_RED_TERM(OP, T, p0[j]), v1 = EM_RED_TERM(OP, T, p1[j]); \
+                const part_t v2 = EM_RED_TERM(OP, T, p2[j]), v3 = EM_RED_TERM(OP, T, p3[j]); \
+                const part_t v4 = EM_RED_TERM(OP, T, p4[j]), v5 = EM_RED_TERM(OP, T, p5[j]); \
+                const part_t v6 = EM_RED_TERM(OP, T, p6[j]), v7 = EM_RED_TERM(OP, T, p7[j]); \
+                part_t tree;                                                              \
+                EM_TREE8(part_t, COMBINE(OP), tree, v0, v1, v2, v3, v4, v5, v6, v7)       \
+                const acc_type prev = a[j], rows8 = (acc_type)tree;                       \
+                a[j] = COMBINE(OP)(prev, rows8);                                          \
             }                                                                             \
-            n0 |= n1;                                                                     \
-            for (int l = 0; l < W; l++) {                                                 \
-                m = m0[l] CMP m ? m0[l] : m;                                              \
-                m = m1[l] CMP m ? m1[l] : m;                                              \
-                nan |= n0[l] != 0;                                                        \
+            return;                                                                       \
+        }                                                                                 \
+        for (int r = 0; r < rows; r++) {                                                  \
+            const T* q = p0 + r * rs;                                                     \
+            for (int64_t j = 0; j < n; j++) {                                             \
+                const acc_type prev = a[j], v = (acc_type)(part_t)EM_RED_TERM(OP, T, q[j]); \
+                a[j] = COMBINE(OP)(prev, v);                                              \
             }                                                                             \
         }                                                                                 \
-        for (; i < n; i++) {                                                              \
-            T x = p[i * s];                                                               \
-            m = x CMP m ? x : m;                                                          \
-            nan |= x != x;                                                                \
-        }                                                                                 \
-        double r = nan ? (double)NAN : (double)m;                                         \
-        if (r != r || r CMP acc->f) acc->f = r;                                           \
     }
 
-DEFINE_VEC_EXTREME(row_amax_f32, float, v8f, v8i, 8, >, -INFINITY)
-DEFINE_VEC_EXTREME(row_amin_f32, float, v8f, v8i, 8, <, INFINITY)
-DEFINE_VEC_EXTREME(row_amax_f64, double, v4d, v4l, 4, >, -INFINITY)
-DEFINE_VEC_EXTREME(row_amin_f64, double, v4d, v4l, 4, <, INFINITY)
+#define COLS_OF(OP) FOR_DTYPES(DEFINE_COL, OP)
+FOR_OPS(COLS_OF)
 
-/* Column kernels. Eight rows are combined per pass (a pairwise tree in the PART type,
- * float for float32 sums), then folded into the accumulator once: a read-modify-write of
- * the accumulators per input element would cap the loop at half the memory bandwidth. */
-#define COL_ROWS 8
-#define DEFINE_COL(NAME, T, PART, ACC, LOAD, OP)                                          \
-    static void NAME(const char* base, int64_t rs, int rows, int64_t n, void* acc) {      \
-        const T* p = (const T*)base;                                                       \
-        ACC* a = acc;                                                                      \
-        if (rows == COL_ROWS) {                                                            \
-            const T *p1 = p + rs, *p2 = p + 2 * rs, *p3 = p + 3 * rs, *p4 = p + 4 * rs;   \
-            const T *p5 = p + 5 * rs, *p6 = p + 6 * rs, *p7 = p + 7 * rs;                  \
-            for (int64_t j = 0; j < n; j++) {                                              \
-                /* every load unconditional: OP may be a select GCC must if-convert */     \
-                PART v0 = LOAD(PART, p[j]), v1 = LOAD(PART, p1[j]);                        \
-                PART v2 = LOAD(PART, p2[j]), v3 = LOAD(PART, p3[j]);                       \
-                PART v4 = LOAD(PART, p4[j]), v5 = LOAD(PART, p5[j]);                       \
-                PART v6 = LOAD(PART, p6[j]), v7 = LOAD(PART, p7[j]);                       \
-                PART x01 = OP(v0, v1), x23 = OP(v2, v3), x45 = OP(v4, v5), x67 = OP(v6, v7); \
-                PART x03 = OP(x01, x23), x47 = OP(x45, x67);                               \
-                ACC prev = a[j], rows8 = (ACC)OP(x03, x47);                                \
-                a[j] = OP(prev, rows8);                                                    \
-            }                                                                              \
-            return;                                                                        \
-        }                                                                                  \
-        for (int r = 0; r < rows; r++) {                                                   \
-            const T* q = p + r * rs;                                                       \
-            for (int64_t j = 0; j < n; j++) {                                              \
-                ACC prev = a[j], v = (ACC)LOAD(PART, q[j]);                                \
-                a[j] = OP(prev, v);                                                        \
-            }                                                                              \
-        }                                                                                  \
-    }
+/* ---- per op and dtype: kernels, accumulator kind, identity -------------------------- */
 
-#define VALUE(P, x) ((P)(x))
-#define INT_VALUE(P, x) ((P)(int64_t)(x))
-#define TRUTH(P, x) ((P)((x) != 0))
-#define SUM_OP(a, b) ((a) + (b))
-#define PROD_OP(a, b) ((a) * (b))
-#define MAX_OP(a, b) ((b) > (a) ? (b) : (a))
-#define MIN_OP(a, b) ((b) < (a) ? (b) : (a))
-#define MAX_NAN_OP(a, b) ((b) != (b) ? (b) : (b) > (a) ? (b) : (a)) /* a NaN on either side wins */
-#define MIN_NAN_OP(a, b) ((b) != (b) ? (b) : (b) < (a) ? (b) : (a))
-#define OR_OP(a, b) ((a) | (b))
-#define AND_OP(a, b) ((a) & (b))
+/* The accumulator of a column buffer, by em_reduce.h tag; kinds from KIND_f32 on are
+ * floats, held in an acc_t's f (the others in its i). */
+enum { KIND_u64, KIND_i64, KIND_i32, KIND_f32, KIND_f64 };
+#define IDENTITY_AS_u64(x) {.i = (int64_t)(x)}
+#define IDENTITY_AS_i64(x) {.i = (x)}
+#define IDENTITY_AS_i32(x) {.i = (x)}
+#define IDENTITY_AS_f32(x) {.f = (x)}
+#define IDENTITY_AS_f64(x) {.f = (x)}
 
-#define DEFINE_INT_COLS(SUF, T)                                                           \
-    DEFINE_COL(col_sum_##SUF, T, uint64_t, uint64_t, INT_VALUE, SUM_OP)                    \
-    DEFINE_COL(col_prod_##SUF, T, uint64_t, uint64_t, INT_VALUE, PROD_OP)                  \
-    DEFINE_COL(col_amax_##SUF, T, int64_t, int64_t, VALUE, MAX_OP)                         \
-    DEFINE_COL(col_amin_##SUF, T, int64_t, int64_t, VALUE, MIN_OP)
-/* max and min are exact in PART, and GCC vectorises their NaN-aware select only when
- * the types do not mix: they accumulate in PART (see col_kind). */
-#define DEFINE_FLOAT_COLS(SUF, T, PART)                                                   \
-    DEFINE_COL(col_sum_##SUF, T, PART, double, VALUE, SUM_OP)                              \
-    DEFINE_COL(col_prod_##SUF, T, double, double, VALUE, PROD_OP)                          \
-    DEFINE_COL(col_amax_##SUF, T, PART, PART, VALUE, MAX_NAN_OP)                           \
-    DEFINE_COL(col_amin_##SUF, T, PART, PART, VALUE, MIN_NAN_OP)
-#define DEFINE_LOGICAL_COLS(SUF, T)                                                       \
-    DEFINE_COL(col_any_##SUF, T, int64_t, int64_t, TRUTH, OR_OP)                           \
-    DEFINE_COL(col_all_##SUF, T, int64_t, int64_t, TRUTH, AND_OP)
+typedef struct {
+    row_fn row;
+    col_fn col;
+    int kind;
+    acc_t identity;
+} reduction_t;
 
-DEFINE_INT_COLS(u8, uint8_t)
-DEFINE_INT_COLS(i8, int8_t)
-DEFINE_INT_COLS(i32, int32_t)
-DEFINE_INT_COLS(i64, int64_t)
-DEFINE_FLOAT_COLS(f16, em_half, float)
-DEFINE_FLOAT_COLS(f32, float, float)
-DEFINE_FLOAT_COLS(f64, double, double)
-DEFINE_LOGICAL_COLS(u8, uint8_t)
-DEFINE_LOGICAL_COLS(i8, int8_t)
-DEFINE_LOGICAL_COLS(i32, int32_t)
-DEFINE_LOGICAL_COLS(i64, int64_t)
-DEFINE_LOGICAL_COLS(f16, em_half)
-DEFINE_LOGICAL_COLS(f32, float)
-DEFINE_LOGICAL_COLS(f64, double)
-
-#define ROW_TABLE(OP)                                                                    \
-    {row_##OP##_u8, row_##OP##_u8, row_##OP##_i8, row_##OP##_i32, row_##OP##_i64,           \
-     row_##OP##_f16, row_##OP##_f32, row_##OP##_f64}
-#define COL_TABLE(OP)                                                                    \
-    {col_##OP##_u8, col_##OP##_u8, col_##OP##_i8, col_##OP##_i32, col_##OP##_i64,           \
-     col_##OP##_f16, col_##OP##_f32, col_##OP##_f64}
-
-static const row_fn ROWS[RED_COUNT][8] = {
-    ROW_TABLE(sum),
-    ROW_TABLE(prod),
-    ROW_TABLE(amax),
-    ROW_TABLE(amin),
-    ROW_TABLE(any),
-    ROW_TABLE(all),
-};
-static const col_fn COLS[RED_COUNT][8] = {
-    COL_TABLE(sum), COL_TABLE(prod), COL_TABLE(amax),
-    COL_TABLE(amin), COL_TABLE(any), COL_TABLE(all),
-};
-
-/* ---- accumulator helpers ---------------------------------------------------------------- */
-
-/* Whether the accumulator of (op, input dtype) is a double (else an int64). */
-static inline int acc_is_float(int op, int dt) { return op < RED_ANY && is_float(dt); }
-
-static acc_t identity(int op, int fl) {
-    acc_t a;
-    switch (op) {
-        case RED_SUM: if (fl) a.f = 0.0; else a.i = 0; break;
-        case RED_PROD: if (fl) a.f = 1.0; else a.i = 1; break;
-        case RED_AMAX: if (fl) a.f = -INFINITY; else a.i = INT64_MIN; break;
-        case RED_AMIN: if (fl) a.f = INFINITY; else a.i = INT64_MAX; break;
-        case RED_ANY: a.i = 0; break;
-        default: a.i = 1; break;
-    }
-    return a;
-}
+#define ENTRY(OP, SUF, T, FAMILY)                                                         \
+    {row_##OP##_##SUF, col_##OP##_##SUF, EM_RED_CAT(KIND_, EM_RED_ACC(OP, FAMILY)),       \
+     EM_RED_CAT(IDENTITY_AS_, EM_RED_ACC(OP, FAMILY))(EM_RED_IDENTITY(OP, FAMILY))},
+#define ENTRIES(OP) {ENTRY(OP, u8, uint8_t, INT) FOR_DTYPES(ENTRY, OP)},
+/* by op code, then dtype code (bool first, as uint8) */
+static const reduction_t REDUCTIONS[RED_COUNT][8] = {FOR_OPS(ENTRIES)};
 
 static inline void combine(int op, int fl, acc_t* into, acc_t v) {
-    switch (op) {
-        case RED_SUM:
-            if (fl) into->f += v.f; else into->i = WRAP_ADD(into->i, v.i);
-            break;
-        case RED_PROD:
-            if (fl) into->f *= v.f; else into->i = WRAP_MUL(into->i, v.i);
-            break;
-        case RED_AMAX:
-            if (fl) { if (v.f != v.f || v.f > into->f) into->f = v.f; }
-            else if (v.i > into->i) into->i = v.i;
-            break;
-        case RED_AMIN:
-            if (fl) { if (v.f != v.f || v.f < into->f) into->f = v.f; }
-            else if (v.i < into->i) into->i = v.i;
-            break;
-        case RED_ANY: into->i |= v.i; break;
-        default: into->i &= v.i; break;
-    }
+#define COMBINE_CASE(OP)                                                                  \
+    case RED_##OP:                                                                        \
+        if (fl) {                                                                         \
+            const ACC_T(OP, DOUBLE) a = (ACC_T(OP, DOUBLE))into->f, b = (ACC_T(OP, DOUBLE))v.f; \
+            into->f = COMBINE(OP)(a, b);                                                  \
+        } else {                                                                          \
+            const ACC_T(OP, INT) a = (ACC_T(OP, INT))into->i, b = (ACC_T(OP, INT))v.i;    \
+            into->i = (int64_t)COMBINE(OP)(a, b);                                         \
+        }                                                                                 \
+        break;
+    switch (op) { FOR_OPS(COMBINE_CASE) }
 }
 
 /* ---- the reduction executor ----------------------------------------------------------- */
 
 typedef struct {
-    int op, fl, isz, out_dt, osz, ckind;
-    row_fn row;
-    col_fn col;
+    int op, fl, isz, out_dt, osz;
+    const reduction_t* red;
     const char* a;
     char* out;
     dims_t k;      /* kept dims: s1 input strides, s2 output strides */
@@ -450,7 +342,7 @@ static void reduce_span(const plan_t* pl, int64_t base, int64_t begin, int64_t e
     unravel(&pl->router, r, idx, &off, &unused);
     for (int64_t pos = begin; pos < end;) {
         int64_t len = min64(pl->rowlen - c, end - pos);
-        pl->row(pl->a + (base + off + c * pl->rowstride) * pl->isz, len, pl->rowstride, acc);
+        pl->red->row(pl->a + (base + off + c * pl->rowstride) * pl->isz, len, pl->rowstride, acc);
         pos += len;
         c = 0;
         advance(&pl->router, idx, &off, &unused);
@@ -464,7 +356,7 @@ static void rows_part(void* ctx, int t, int nt) {
     split(pl->nout, t, nt, &begin, &end);
     if (begin < end) unravel(&pl->k, begin, idx, &ka, &ko);
     for (int64_t o = begin; o < end; o++) {
-        acc_t acc = identity(pl->op, pl->fl);
+        acc_t acc = pl->red->identity;
         reduce_span(pl, ka, 0, pl->rtotal, &acc);
         store(pl->out_dt, pl->out + ko * pl->osz, acc, pl->fl);
         advance(&pl->k, idx, &ka, &ko);
@@ -486,7 +378,7 @@ static void chunks_part(void* ctx, int t, int nt) {
     for (int64_t it = begin; it < end; it++) {
         int64_t o = it / ch->per, c = it % ch->per, idx[EM_MAX_DIMS], ka, ko;
         unravel(&pl->k, o, idx, &ka, &ko);
-        ch->part[it] = identity(pl->op, pl->fl);
+        ch->part[it] = pl->red->identity;
         reduce_span(pl, ka, pl->rtotal * c / ch->per, pl->rtotal * (c + 1) / ch->per,
                     &ch->part[it]);
     }
@@ -519,27 +411,24 @@ static int run_rows(const plan_t* pl) {
     return 0;
 }
 
-/* The element type of column accumulators: int64 unless the accumulator is a double
- * (fl); float16/float32 max and min keep float. */
-enum { COL_INT64, COL_DOUBLE, COL_FLOAT };
-
-static int col_kind(int op, int dt, int fl) {
-    if (!fl) return COL_INT64;
-    return (op == RED_AMAX || op == RED_AMIN) && dt != EM_FLOAT64 ? COL_FLOAT : COL_DOUBLE;
-}
-
 static inline acc_t col_get(const void* buf, int kind, int64_t j) {
     acc_t a;
-    if (kind == COL_INT64) a.i = ((const int64_t*)buf)[j];
-    else if (kind == COL_DOUBLE) a.f = ((const double*)buf)[j];
-    else a.f = ((const float*)buf)[j];
+    switch (kind) {
+        case KIND_i32: a.i = ((const int32_t*)buf)[j]; break;
+        case KIND_f32: a.f = ((const float*)buf)[j]; break;
+        case KIND_f64: a.f = ((const double*)buf)[j]; break;
+        default: a.i = ((const int64_t*)buf)[j]; break;
+    }
     return a;
 }
 
 static inline void col_set(void* buf, int kind, int64_t j, acc_t a) {
-    if (kind == COL_INT64) ((int64_t*)buf)[j] = a.i;
-    else if (kind == COL_DOUBLE) ((double*)buf)[j] = a.f;
-    else ((float*)buf)[j] = (float)a.f;
+    switch (kind) {
+        case KIND_i32: ((int32_t*)buf)[j] = (int32_t)a.i; break;
+        case KIND_f32: ((float*)buf)[j] = (float)a.f; break;
+        case KIND_f64: ((double*)buf)[j] = a.f; break;
+        default: ((int64_t*)buf)[j] = a.i; break;
+    }
 }
 
 /* columns: strips of up to COL_CHUNK outputs along the contiguous kept dim (size m,
@@ -557,10 +446,9 @@ static void column_strip(const columns_t* cs, int64_t item, int64_t rs, void* ac
     unravel(cs->outer, item / cs->chunks, idx, &ka, &ko);
     int64_t j0 = (item % cs->chunks) * COL_CHUNK, len = min64(COL_CHUNK, cs->m - j0);
     int64_t rbegin = pl->rtotal * rs / cs->rsplit, rend = pl->rtotal * (rs + 1) / cs->rsplit;
-    acc_t id = identity(pl->op, pl->fl);
-    for (int64_t j = 0; j < len; j++) col_set(acc, pl->ckind, j, id);
+    for (int64_t j = 0; j < len; j++) col_set(acc, pl->red->kind, j, pl->red->identity);
     /* [rbegin, rend) runs over the reduced positions, the innermost reduced dim (rin
-     * rows, rstride apart) fastest; its rows go to the kernel COL_ROWS at a time */
+     * rows, rstride apart) fastest; its rows go to the kernel EM_TREE_ROWS at a time */
     int64_t rin = pl->r.n ? pl->r.size[pl->r.n - 1] : 1;
     int64_t rstride = pl->r.n ? pl->r.s1[pl->r.n - 1] : 0;
     int64_t c = rin ? rbegin % rin : 0;
@@ -568,9 +456,9 @@ static void column_strip(const columns_t* cs, int64_t item, int64_t rs, void* ac
     for (int64_t pos = rbegin; pos < rend;) {
         int64_t count = min64(rin - c, rend - pos);
         const char* line = pl->a + (ka + off + c * rstride + j0) * pl->isz;
-        for (int64_t r = 0; r < count; r += COL_ROWS) {
-            int rows = (int)min64(COL_ROWS, count - r);
-            pl->col(line + r * rstride * pl->isz, rstride, rows, len, acc);
+        for (int64_t r = 0; r < count; r += EM_TREE_ROWS) {
+            int rows = (int)min64(EM_TREE_ROWS, count - r);
+            pl->red->col(line + r * rstride * pl->isz, rstride, rows, len, acc);
         }
         pos += count;
         c = 0;
@@ -579,23 +467,23 @@ static void column_strip(const columns_t* cs, int64_t item, int64_t rs, void* ac
     if (cs->rsplit == 1) {
         for (int64_t j = 0; j < len; j++)
             store(pl->out_dt, pl->out + (ko + (j0 + j) * cs->ostride) * pl->osz,
-                  col_get(acc, pl->ckind, j), pl->fl);
+                  col_get(acc, pl->red->kind, j), pl->fl);
     }
 }
 
 static void columns_part(void* ctx, int t, int nt) {
     const columns_t* cs = ctx;
-    double local_d[COL_CHUNK];
-    float local_f[COL_CHUNK];
-    int64_t local_i[COL_CHUNK], begin, end;
+    _Alignas(64) union { /* the accumulators of one strip, of the op's kind */
+        int64_t i[COL_CHUNK];
+        int32_t w[COL_CHUNK];
+        float f[COL_CHUNK];
+        double d[COL_CHUNK];
+    } local;
+    int64_t begin, end;
     int64_t items = numel(cs->outer) * cs->chunks;
     split(items * cs->rsplit, t, nt, &begin, &end);
     for (int64_t it = begin; it < end; it++) {
-        int kind = cs->pl->ckind;
-        void* acc = cs->part               ? (char*)cs->part + it * COL_CHUNK * 8
-                    : kind == COL_INT64  ? (void*)local_i
-                    : kind == COL_DOUBLE ? (void*)local_d
-                                         : (void*)local_f;
+        void* acc = cs->part ? (char*)cs->part + it * COL_CHUNK * 8 : (void*)&local;
         column_strip(cs, it / cs->rsplit, it % cs->rsplit, acc);
     }
 }
@@ -620,10 +508,10 @@ static int run_columns(const plan_t* pl, const dims_t* outer, int64_t m, int64_t
             int64_t j0 = (item % cs.chunks) * COL_CHUNK, len = min64(COL_CHUNK, m - j0);
             char* acc = (char*)cs.part + item * cs.rsplit * COL_CHUNK * 8;
             for (int64_t j = 0; j < len; j++) {
-                acc_t total = col_get(acc, pl->ckind, j);
+                acc_t total = col_get(acc, pl->red->kind, j);
                 for (int64_t rs = 1; rs < cs.rsplit; rs++)
                     combine(pl->op, pl->fl, &total,
-                            col_get(acc + rs * COL_CHUNK * 8, pl->ckind, j));
+                            col_get(acc + rs * COL_CHUNK * 8, pl->red->kind, j));
                 store(pl->out_dt, pl->out + (ko + (j0 + j) * ostride) * pl->osz, total, pl->fl);
             }
         }
@@ -632,60 +520,29 @@ static int run_columns(const plan_t* pl, const dims_t* outer, int64_t m, int64_t
     return 0;
 }
 
-static int execute(plan_t* pl) {
-    if (pl->nout == 0) return 0;
-    /* the column loop pays when a kept dim is contiguous and the rows are not */
-    int inner_contig = pl->r.n > 0 && pl->r.s1[pl->r.n - 1] == 1;
-    if (!inner_contig) {
-        for (int c = pl->k.n - 1; c >= 0; c--) {
-            if (pl->k.s1[c] != 1 || pl->k.size[c] < COL_MIN) continue;
-            dims_t outer = pl->k;
-            for (int i = c; i + 1 < outer.n; i++) {
-                outer.size[i] = outer.size[i + 1];
-                outer.s1[i] = outer.s1[i + 1];
-                outer.s2[i] = outer.s2[i + 1];
-            }
-            outer.n--;
-            return run_columns(pl, &outer, pl->k.size[c], pl->k.s2[c]);
-        }
-    }
-    return run_rows(pl);
-}
-
-static void init_plan(plan_t* pl, int op, int in_dt, int out_dt, intptr_t a, intptr_t out) {
-    pl->op = op;
-    pl->fl = acc_is_float(op, in_dt);
-    pl->ckind = col_kind(op, in_dt, pl->fl);
-    pl->isz = ITEMSIZE[in_dt];
-    pl->out_dt = out_dt;
-    pl->osz = ITEMSIZE[out_dt];
-    pl->row = ROWS[op][in_dt];
-    pl->col = COLS[op][in_dt];
-    pl->a = (const char*)a;
-    pl->out = (char*)out;
-}
-
-static void finish_plan(plan_t* pl) {
-    pl->nout = numel(&pl->k);
-    pl->rtotal = numel(&pl->r);
-    pl->router = pl->r;
-    if (pl->r.n > 0) {
-        pl->router.n--;
-        pl->rowlen = pl->r.size[pl->r.n - 1];
-        pl->rowstride = pl->r.s1[pl->r.n - 1];
-    } else {
-        pl->rowlen = 1;
-        pl->rowstride = 0;
-    }
-    if (pl->rowlen == 0) pl->rowlen = 1; /* zero reduced elements: no rows at all */
-}
-
 int em_reduce(int op, int in_dt, int out_dt, intptr_t out, intptr_t a, int nk, int nr,
               const char* geometry) {
     if (nk > EM_MAX_DIMS || nr > EM_MAX_DIMS) return too_many_dims(nk > nr ? nk : nr);
-    plan_t pl;
-    init_plan(&pl, op, in_dt, out_dt, a, out);
+    plan_t pl = {.op = op, .red = &REDUCTIONS[op][in_dt], .isz = ITEMSIZE[in_dt],
+                 .out_dt = out_dt, .osz = ITEMSIZE[out_dt], .a = (const char*)a,
+                 .out = (char*)out};
+    pl.fl = pl.red->kind >= KIND_f32;
     load_dims(&pl.r, nr, load_dims(&pl.k, nk, geometry));
-    finish_plan(&pl);
-    return execute(&pl);
+    pl.nout = numel(&pl.k);
+    pl.rtotal = numel(&pl.r);
+    pl.router = pl.r;
+    pl.rowlen = 1; /* also with zero reduced elements: no rows at all */
+    if (pl.r.n > 0) {
+        pl.router.n--;
+        pl.rowlen = pl.r.size[pl.r.n - 1] ? pl.r.size[pl.r.n - 1] : 1;
+        pl.rowstride = pl.r.s1[pl.r.n - 1];
+    }
+    if (pl.nout == 0) return 0;
+    /* the column loop pays when a kept dim is contiguous and the rows are not */
+    if (pl.r.n == 0 || pl.rowstride != 1) {
+        dims_t outer = pl.k;
+        int64_t ostride, m = take_column_dim(&outer, &ostride, 0);
+        if (m) return run_columns(&pl, &outer, m, ostride);
+    }
+    return run_rows(&pl);
 }

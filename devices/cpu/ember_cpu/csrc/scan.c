@@ -1,7 +1,8 @@
 /* Scans along one dim of the CPU device: argmax, argmin and cumsum.
  *
  * The runtime's plan gives the kept dims (coalesced) and the one dim scanned; each kept
- * position is one line along it. Contiguous lines are searched a vectorised block at a time (argmax)
+ * position is one line along it. The tie and NaN rules of argmax and cumsum's accumulators
+ * are em_reduce.h's. Contiguous lines are searched a vectorised block at a time (argmax)
  * or run sequentially (cumsum); when the lines are strided but a kept dim is contiguous
  * (argmax/cumsum over dim 0 of a matrix), COL_CHUNK lines advance side by side.
  */
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "em_reduce.h"
 #include "strided.h"
 
 /* ---- argmax / argmin ------------------------------------------------------------------ */
@@ -17,7 +19,7 @@
 
 /* Scalar search of p[begin..end) (stride s), continuing from (*best, *bi); returns the
  * index of a NaN (which wins at once), else -1. */
-#define DEFINE_ARG_SCAN(SUF, T, FLOAT)                                                   \
+#define DEFINE_ARG_SCAN(SUF, T, FLOAT)                                                    \
     static int64_t arg_scan_##SUF(const T* p, int64_t begin, int64_t end, int64_t s,      \
                                   int is_max, T* best, int64_t* bi) {                     \
         for (int64_t i = begin; i < end; i++) {                                           \
@@ -34,7 +36,7 @@
 
 /* The extreme of a contiguous block of n (a multiple of 2W) elements, by vector compares
  * and blends; *nan is set when the block holds a NaN. */
-#define DEFINE_BLOCK_EXTREME(NAME, T, VT, VI, W, CMP)                                    \
+#define DEFINE_BLOCK_EXTREME(NAME, T, VT, VI, W, CMP)                                     \
     static T NAME(const T* p, int64_t n, int* nan) {                                      \
         VT m0 = *(const VT*)p, m1 = *(const VT*)(p + W);                                  \
         VI n0 = m0 != m0, n1 = m1 != m1;                                                  \
@@ -58,12 +60,25 @@
     }
 
 
+/* Columns [j0, len) of p searched one at a time (float16; columns past the vectors) */
+#define DEFINE_ARG_EACH_COL(SUF, T)                                                       \
+    static void arg_each_col_##SUF(const T* p, int64_t n, int64_t s, int64_t j0,          \
+                                   int64_t len, int is_max, int64_t* out) {               \
+        for (int64_t j = j0; j < len; j++) {                                              \
+            T b = p[j];                                                                   \
+            out[j] = 0;                                                                   \
+            if (b != b) continue;                                                         \
+            int64_t nan_at = arg_scan_##SUF(p + j, 1, n, s, is_max, &b, &out[j]);         \
+            if (nan_at >= 0) out[j] = nan_at;                                             \
+        }                                                                                 \
+    }
+
 /* First index of the extreme of a row; the first NaN wins. */
-#define DEFINE_ARG_ROW(SUF, T, VT, VI, W, FLOAT)                                         \
+#define DEFINE_ARG_ROW(SUF, T, VT, VI, W, FLOAT)                                          \
     DEFINE_ARG_SCAN(SUF, T, FLOAT)                                                        \
     DEFINE_BLOCK_EXTREME(block_max_##SUF, T, VT, VI, W, >)                                \
     DEFINE_BLOCK_EXTREME(block_min_##SUF, T, VT, VI, W, <)                                \
-    static int64_t arg_row_##SUF(const char* base, int64_t n, int64_t s, int is_max) {   \
+    static int64_t arg_row_##SUF(const char* base, int64_t n, int64_t s, int is_max) {    \
         const T* p = (const T*)base;                                                      \
         T best = p[0];                                                                    \
         int64_t bi = 0, b0 = 0;                                                           \
@@ -96,16 +111,16 @@ DEFINE_ARG_ROW(i64, int64_t, v4i64, v4i64, 4, 0)
 DEFINE_ARG_ROW(f32, float, v8f, v8i, 8, 1)
 DEFINE_ARG_ROW(f64, double, v4d, v4l, 4, 1)
 
-/* Row i+R of the side-by-side columns folded into (b, k): it wins when it beats the
- * best, or is a NaN and the best is not. Selects only, so the column loop vectorises. */
-#define ARG_STEP(BT, IT, CMP, R)                                                         \
+/* Row i+R of the side-by-side columns folded into (b, k) by EM_ARG_TAKES. Selects only,
+ * so the column loop vectorises. */
+#define ARG_STEP(BT, IT, CMP, R)                                                          \
     {                                                                                     \
         BT x = (BT)p[(i + R) * s + j];                                                    \
-        int upd = (x CMP b) | ((x != x) & (b == b));                                      \
+        int upd = EM_ARG_TAKES(x CMP b, x, b);                                            \
         b = upd ? x : b;                                                                  \
         k = upd ? (IT)(i + R) : k;                                                        \
     }
-#define ARG_COLS_PASS(BT, IT, CMP, ROWS)                                                 \
+#define ARG_COLS_PASS(BT, IT, CMP, ROWS)                                                  \
     for (int64_t j = 0; j < len; j++) {                                                   \
         BT b = best[j];                                                                   \
         IT k = idx[j];                                                                    \
@@ -122,8 +137,8 @@ DEFINE_ARG_ROW(f64, double, v4d, v4l, 4, 1)
 /* `len` side-by-side contiguous columns, rows `s` apart, n rows. The running best (type
  * BT) and its row (type IT, as wide as BT: GCC does not vectorise selects of mixed
  * widths) stay in registers over four rows per pass. */
-#define DEFINE_ARG_COLS(SUF, T, BT, IT)                                                  \
-    static void arg_cols_##SUF(const char* base, int64_t n, int64_t s, int64_t len,      \
+#define DEFINE_ARG_COLS(SUF, T, BT, IT)                                                   \
+    static void arg_cols_##SUF(const char* base, int64_t n, int64_t s, int64_t len,       \
                                int is_max, int64_t* out) {                                \
         const T* p = (const T*)base;                                                      \
         BT best[COL_CHUNK];                                                               \
@@ -134,11 +149,11 @@ DEFINE_ARG_ROW(f64, double, v4d, v4l, 4, 1)
         }                                                                                 \
         int64_t i = 1;                                                                    \
         if (is_max) {                                                                     \
-            for (; i + 4 <= n; i += 4) ARG_COLS_PASS(BT, IT, >, 4)                         \
-            for (; i < n; i++) ARG_COLS_PASS(BT, IT, >, 1)                                 \
+            for (; i + 4 <= n; i += 4) ARG_COLS_PASS(BT, IT, >, 4)                        \
+            for (; i < n; i++) ARG_COLS_PASS(BT, IT, >, 1)                                \
         } else {                                                                          \
-            for (; i + 4 <= n; i += 4) ARG_COLS_PASS(BT, IT, <, 4)                         \
-            for (; i < n; i++) ARG_COLS_PASS(BT, IT, <, 1)                                 \
+            for (; i + 4 <= n; i += 4) ARG_COLS_PASS(BT, IT, <, 4)                        \
+            for (; i < n; i++) ARG_COLS_PASS(BT, IT, <, 1)                                \
         }                                                                                 \
         for (int64_t j = 0; j < len; j++) out[j] = idx[j];                                \
     }
@@ -149,28 +164,29 @@ DEFINE_ARG_COLS(i8, int8_t, int32_t, int32_t)
 /* The same with explicit vectors of W lanes (GCC will not vectorise the loop above
  * without proof that the stack arrays do not alias the input); leftover columns are
  * scanned one at a time. */
-#define ARG_VSTEP(VT, VI, IT, W, CMP, R)                                                    \
+#define ARG_VSTEP(VT, VI, IT, W, CMP, R)                                                  \
     {                                                                                     \
         VT x = *(const VT*)(p + (i + R) * s + v * W);                                     \
-        VI upd = (x CMP b) | ((x != x) & (b == b));                                       \
+        VI upd = EM_ARG_TAKES(x CMP b, x, b);                                             \
         b = (VT)(((VI)x & upd) | ((VI)b & ~upd));                                         \
         k = (k & ~upd) | (((VI){0} + (IT)(i + R)) & upd);                                 \
     }
-#define ARG_VPASS(VT, VI, IT, W, CMP, ROWS)                                                 \
+#define ARG_VPASS(VT, VI, IT, W, CMP, ROWS)                                               \
     for (int64_t v = 0; v < nv; v++) {                                                    \
         VT b = best[v];                                                                   \
         VI k = idx[v];                                                                    \
-        ARG_VSTEP(VT, VI, IT, W, CMP, 0)                                                     \
+        ARG_VSTEP(VT, VI, IT, W, CMP, 0)                                                  \
         if (ROWS == 4) {                                                                  \
-            ARG_VSTEP(VT, VI, IT, W, CMP, 1)                                                 \
-            ARG_VSTEP(VT, VI, IT, W, CMP, 2)                                                 \
-            ARG_VSTEP(VT, VI, IT, W, CMP, 3)                                                 \
+            ARG_VSTEP(VT, VI, IT, W, CMP, 1)                                              \
+            ARG_VSTEP(VT, VI, IT, W, CMP, 2)                                              \
+            ARG_VSTEP(VT, VI, IT, W, CMP, 3)                                              \
         }                                                                                 \
         best[v] = b;                                                                      \
         idx[v] = k;                                                                       \
     }
-#define DEFINE_ARG_COLS_VEC(SUF, T, VT, VI, IT, W)                                       \
-    static void arg_cols_##SUF(const char* base, int64_t n, int64_t s, int64_t len,      \
+#define DEFINE_ARG_COLS_VEC(SUF, T, VT, VI, IT, W)                                        \
+    DEFINE_ARG_EACH_COL(SUF, T)                                                           \
+    static void arg_cols_##SUF(const char* base, int64_t n, int64_t s, int64_t len,       \
                                int is_max, int64_t* out) {                                \
         const T* p = (const T*)base;                                                      \
         VT best[COL_CHUNK / W];                                                           \
@@ -181,21 +197,15 @@ DEFINE_ARG_COLS(i8, int8_t, int32_t, int32_t)
             idx[v] = (VI){0};                                                             \
         }                                                                                 \
         if (is_max) {                                                                     \
-            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, W, >, 4)                         \
-            for (; i < n; i++) ARG_VPASS(VT, VI, IT, W, >, 1)                                 \
+            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, W, >, 4)                     \
+            for (; i < n; i++) ARG_VPASS(VT, VI, IT, W, >, 1)                             \
         } else {                                                                          \
-            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, W, <, 4)                         \
-            for (; i < n; i++) ARG_VPASS(VT, VI, IT, W, <, 1)                                 \
+            for (; i + 4 <= n; i += 4) ARG_VPASS(VT, VI, IT, W, <, 4)                     \
+            for (; i < n; i++) ARG_VPASS(VT, VI, IT, W, <, 1)                             \
         }                                                                                 \
         for (int64_t v = 0; v < nv; v++)                                                  \
             for (int l = 0; l < W; l++) out[v * W + l] = idx[v][l];                       \
-        for (int64_t j = nv * W; j < len; j++) {                                          \
-            T b = p[j];                                                                   \
-            out[j] = 0;                                                                   \
-            if (b != b) continue;                                                         \
-            int64_t nan_at = arg_scan_##SUF(p + j, 1, n, s, is_max, &b, &out[j]);         \
-            if (nan_at >= 0) out[j] = nan_at;                                             \
-        }                                                                                 \
+        arg_each_col_##SUF(p, n, s, nv * W, len, is_max, out);                            \
     }
 
 DEFINE_ARG_COLS_VEC(i32, int32_t, v8i32, v8i32, int32_t, 8)
@@ -203,27 +213,18 @@ DEFINE_ARG_COLS_VEC(i64, int64_t, v4i64, v4i64, int64_t, 4)
 DEFINE_ARG_COLS_VEC(f32, float, v8f, v8i, int32_t, 8)
 DEFINE_ARG_COLS_VEC(f64, double, v4d, v4l, int64_t, 4)
 
-/* float16 has no vector type here: a scalar search */
+/* float16 has no vector type here: a scalar search (a row is one column) */
 DEFINE_ARG_SCAN(f16, em_half, 1)
+DEFINE_ARG_EACH_COL(f16, em_half)
 static int64_t arg_row_f16(const char* base, int64_t n, int64_t s, int is_max) {
-    const em_half* p = (const em_half*)base;
-    em_half best = p[0];
-    int64_t bi = 0;
-    if (best != best) return 0;
-    int64_t nan_at = arg_scan_f16(p, 1, n, s, is_max, &best, &bi);
-    return nan_at >= 0 ? nan_at : bi;
+    int64_t at;
+    arg_each_col_f16((const em_half*)base, n, s, 0, 1, is_max, &at);
+    return at;
 }
 
 static void arg_cols_f16(const char* base, int64_t n, int64_t s, int64_t len, int is_max,
-                         int64_t* bi) {
-    const em_half* p = (const em_half*)base;
-    for (int64_t j = 0; j < len; j++) {
-        em_half best = p[j];
-        bi[j] = 0;
-        if (best != best) continue;
-        int64_t nan_at = arg_scan_f16(p + j, 1, n, s, is_max, &best, &bi[j]);
-        if (nan_at >= 0) bi[j] = nan_at;
-    }
+                         int64_t* out) {
+    arg_each_col_f16((const em_half*)base, n, s, 0, len, is_max, out);
 }
 
 typedef int64_t (*arg_row_fn)(const char*, int64_t, int64_t, int);
@@ -232,25 +233,6 @@ static const arg_row_fn ARG_ROWS[8] = {arg_row_u8, arg_row_u8, arg_row_i8, arg_r
                                        arg_row_i64, arg_row_f16, arg_row_f32, arg_row_f64};
 static const arg_cols_fn ARG_COLS[8] = {arg_cols_u8, arg_cols_u8, arg_cols_i8, arg_cols_i32,
                                         arg_cols_i64, arg_cols_f16, arg_cols_f32, arg_cols_f64};
-
-/* Finds a contiguous (input and output) dim of k to process as side-by-side columns;
- * removes it from k and returns its size and output stride, or returns 0. */
-static int64_t take_column_dim(dims_t* k, int64_t* ostride, int need_out_unit) {
-    for (int c = k->n - 1; c >= 0; c--) {
-        if (k->s1[c] != 1 || k->size[c] < COL_MIN || (need_out_unit && k->s2[c] != 1))
-            continue;
-        int64_t m = k->size[c];
-        *ostride = k->s2[c];
-        for (int i = c; i + 1 < k->n; i++) {
-            k->size[i] = k->size[i + 1];
-            k->s1[i] = k->s1[i + 1];
-            k->s2[i] = k->s2[i + 1];
-        }
-        k->n--;
-        return m;
-    }
-    return 0;
-}
 
 /* One pass along `dim` (size n, input stride s) for each position of the other dims k;
  * with m > 0, the innermost of them (size m, contiguous) is walked COL_CHUNK at a time. */
@@ -313,59 +295,53 @@ int em_argextreme(int is_max, int dt, intptr_t out, intptr_t a, int nk, const ch
 
 /* ---- cumsum --------------------------------------------------------------------------- */
 
-static inline double load_f(int dt, const char* p) {
-    switch (dt) {
-        case EM_BOOL: case EM_UINT8: return *(const uint8_t*)p;
-        case EM_INT8: return *(const int8_t*)p;
-        case EM_INT32: return *(const int32_t*)p;
-        case EM_INT64: return (double)*(const int64_t*)p;
-        case EM_FLOAT16: return *(const em_half*)p;
-        case EM_FLOAT32: return *(const float*)p;
-        default: return *(const double*)p;
+/* Any dtype's element as an accumulator: a double when fl, else an int64. */
+static inline acc_t load(int dt, const char* p, int fl) {
+    acc_t a;
+#define LOAD_CASE(CODE, T)                                                                \
+    case CODE: {                                                                          \
+        const T x = *(const T*)p;                                                         \
+        if (fl) a.f = (double)x; else a.i = (int64_t)x;                                   \
+        break;                                                                            \
     }
+    switch (dt) {
+        LOAD_CASE(EM_BOOL, uint8_t) LOAD_CASE(EM_UINT8, uint8_t) LOAD_CASE(EM_INT8, int8_t)
+        LOAD_CASE(EM_INT32, int32_t) LOAD_CASE(EM_INT64, int64_t)
+        LOAD_CASE(EM_FLOAT16, em_half) LOAD_CASE(EM_FLOAT32, float)
+        default: LOAD_CASE(EM_FLOAT64, double)
+    }
+    return a;
 }
 
-static inline int64_t load_i(int dt, const char* p) {
-    switch (dt) {
-        case EM_BOOL: case EM_UINT8: return *(const uint8_t*)p;
-        case EM_INT8: return *(const int8_t*)p;
-        case EM_INT32: return *(const int32_t*)p;
-        case EM_INT64: return *(const int64_t*)p;
-        case EM_FLOAT16: return (int64_t)*(const em_half*)p;
-        case EM_FLOAT32: return (int64_t)*(const float*)p;
-        default: return (int64_t)*(const double*)p;
-    }
-}
-
-/* The common pairs get typed loops; anything else converts element by element. */
-#define CUMSUM_LINE(IT, OT, ACC, ADD)                                                    \
+/* The common pairs get typed loops in em_reduce.h's accumulator of the output's family;
+ * anything else converts element by element (into a double or a wrapping int64). */
+#define CUMSUM_LINE(IT, OT, FAMILY)                                                       \
     {                                                                                     \
         const IT* p = (const IT*)pa;                                                      \
         OT* q = (OT*)po;                                                                  \
-        ACC acc = 0;                                                                      \
+        EM_RED_TYPE(EM_CUMSUM_ACC(FAMILY)) acc = 0;                                       \
         for (int64_t i = 0; i < n; i++) {                                                 \
-            acc = ADD(acc, (ACC)p[i * sa]);                                               \
+            acc += p[i * sa];                                                             \
             q[i * so] = (OT)acc;                                                          \
         }                                                                                 \
         return;                                                                           \
     }
-#define PLAIN_ADD(x, y) ((x) + (y))
 
 static void cumsum_line(int in_dt, int out_dt, const char* pa, int64_t sa, char* po, int64_t so,
                         int64_t n) {
     if (out_dt == EM_INT64) {
         switch (in_dt) {
-            case EM_BOOL: case EM_UINT8: CUMSUM_LINE(uint8_t, int64_t, int64_t, WRAP_ADD)
-            case EM_INT8: CUMSUM_LINE(int8_t, int64_t, int64_t, WRAP_ADD)
-            case EM_INT32: CUMSUM_LINE(int32_t, int64_t, int64_t, WRAP_ADD)
-            case EM_INT64: CUMSUM_LINE(int64_t, int64_t, int64_t, WRAP_ADD)
+            case EM_BOOL: case EM_UINT8: CUMSUM_LINE(uint8_t, int64_t, INT)
+            case EM_INT8: CUMSUM_LINE(int8_t, int64_t, INT)
+            case EM_INT32: CUMSUM_LINE(int32_t, int64_t, INT)
+            case EM_INT64: CUMSUM_LINE(int64_t, int64_t, INT)
             default: break;
         }
     } else if (out_dt == in_dt) {
         switch (in_dt) {
-            case EM_FLOAT16: CUMSUM_LINE(em_half, em_half, float, PLAIN_ADD)
-            case EM_FLOAT32: CUMSUM_LINE(float, float, double, PLAIN_ADD)
-            case EM_FLOAT64: CUMSUM_LINE(double, double, double, PLAIN_ADD)
+            case EM_FLOAT16: CUMSUM_LINE(em_half, em_half, HALF)
+            case EM_FLOAT32: CUMSUM_LINE(float, float, FLOAT)
+            case EM_FLOAT64: CUMSUM_LINE(double, double, FLOAT)
             default: break;
         }
     }
@@ -373,8 +349,8 @@ static void cumsum_line(int in_dt, int out_dt, const char* pa, int64_t sa, char*
     acc_t acc;
     if (fl) acc.f = 0.0; else acc.i = 0;
     for (int64_t i = 0; i < n; i++) {
-        const char* src = pa + i * sa * isz;
-        if (fl) acc.f += load_f(in_dt, src); else acc.i = WRAP_ADD(acc.i, load_i(in_dt, src));
+        const acc_t x = load(in_dt, pa + i * sa * isz, fl);
+        if (fl) acc.f += x.f; else acc.i = WRAP_ADD(acc.i, x.i);
         store(out_dt, po + i * so * osz, acc, fl);
     }
 }

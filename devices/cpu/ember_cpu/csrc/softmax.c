@@ -2,15 +2,15 @@
  * fused kernels of the composite ops of ember.nn.functional._activation.
  *
  * A row (the elements along `dim` at one position of the other dims) takes three passes:
- * its maximum m, s = the sum of exp(x - m), then the write: exp(x - m) / s, or
- * (x - m) - log(s). Subtracting m keeps exp in range; a row holding a NaN, a +inf or only
- * -inf gives NaN throughout (through s), like PyTorch. float16 converts blocks to float
- * (F16C), computes there and rounds once. exp is branch-free arithmetic (em_expf, exp_f64)
- * so that the loops vectorise. Contiguous rows keep exp(x - m) from the sum pass for
- * softmax and scale it in place, and sum in lanes of the compute type over blocks of
- * SUM_BLOCK, then the blocks in double; the other loops sum in double.
+ * its maximum m, s = the sum of exp(x - m), then the write; the formulas (and what NaN and
+ * infinities give) are em_reduce.h's. float16 converts blocks to float (F16C), computes
+ * there and rounds once. exp is branch-free arithmetic (em_expf, exp_f64) so that the
+ * loops vectorise. Contiguous rows keep exp(x - m) from the sum pass for softmax and scale
+ * it in place, and sum in lanes of the compute type over blocks of EM_SUM_BLOCK, then the
+ * blocks in double; the other loops sum in double.
  *
- * The other dims are sorted by output stride and coalesced, then one of three loops runs:
+ * The other dims come sorted by output stride and coalesced (kernels_softmax.py), then one
+ * of three loops runs:
  *   - contiguous rows (dim last, the common case): vector loops along each row;
  *   - columns, when the innermost other dim is contiguous in input and output (dim 0 of a
  *     matrix, the channels of NCHW): up to COL_CHUNK rows side by side, so that every pass
@@ -22,10 +22,10 @@
 
 #include "elementwise.h"      /* em_half_to_float, em_float_to_half */
 #include "elementwise_math.h" /* em_expf */
+#include "em_reduce.h"
 #include "strided.h"
 
 #define LANES 16 /* one AVX-512 or two AVX2 float vectors: independent chains (FOLD) */
-#define SUM_BLOCK 4096 /* terms added in lanes of the compute type before double */
 #define ROW_CHUNK 2048 /* float16 elements converted to float at a time */
 
 static inline double bits_to_double(uint64_t bits) {
@@ -63,7 +63,8 @@ static inline double exp_f64(double x) {
 }
 
 #define EXP(x) _Generic((x), float: em_expf, default: exp_f64)(x)
-#define MAX(a, b) ((b) > (a) ? (b) : (a)) /* skips NaN: a NaN reaches the result via s */
+#define MAX EM_SOFTMAX_MAX
+#define FACTOR(C, log_out, s) ((C)EM_SOFTMAX_FACTOR(log_out, s))
 #define ADD(a, b) ((a) + (b))
 /* lane[0] = OP over the LANES lanes, as a tree that the compiler turns into a few vector
  * ops: a chain of 16 dependent adds would cost more than a short row's whole pass. */
@@ -94,8 +95,8 @@ static inline double exp_f64(double x) {
     /* the sum of exp(p[i] - m); the terms are also stored to q unless it is NULL */      \
     static double sum_exp_##SUF(const C* restrict p, C* restrict q, int64_t n, C m) {     \
         double total = 0.0;                                                               \
-        for (int64_t i0 = 0; i0 < n; i0 += SUM_BLOCK) {                                   \
-            const int64_t end = min64(n, i0 + SUM_BLOCK);                                 \
+        for (int64_t i0 = 0; i0 < n; i0 += EM_SUM_BLOCK) {                                \
+            const int64_t end = min64(n, i0 + EM_SUM_BLOCK);                              \
             int64_t i = i0;                                                               \
             C lane[LANES] = {0};                                                          \
             if (q) {                                                                      \
@@ -124,12 +125,12 @@ static inline double exp_f64(double x) {
         return total;                                                                     \
     }                                                                                     \
     /* q = (p - m) - f for log-softmax (f = log s), else exp(p - m) * f (f = 1 / s) */    \
-    static void write_##SUF(int log_out, const C* restrict p, C* restrict q, int64_t n,  \
+    static void write_##SUF(int log_out, const C* restrict p, C* restrict q, int64_t n,   \
                             C m, C f) {                                                   \
         if (log_out) {                                                                    \
-            for (int64_t i = 0; i < n; i++) q[i] = (p[i] - m) - f;                        \
+            for (int64_t i = 0; i < n; i++) q[i] = EM_LOG_SOFTMAX_OUT(p[i] - m, f);       \
         } else {                                                                          \
-            for (int64_t i = 0; i < n; i++) q[i] = EXP(p[i] - m) * f;                     \
+            for (int64_t i = 0; i < n; i++) q[i] = EM_SOFTMAX_OUT(EXP(p[i] - m), f);      \
         }                                                                                 \
     }                                                                                     \
     /* The same passes for w rows side by side: r[j] is an element of row j. */           \
@@ -143,9 +144,9 @@ static inline double exp_f64(double x) {
     static void col_write_##SUF(int log_out, const C* restrict r, C* restrict o,          \
                                 const C* restrict m, const C* restrict f, int64_t w) {    \
         if (log_out) {                                                                    \
-            for (int64_t j = 0; j < w; j++) o[j] = (r[j] - m[j]) - f[j];                  \
+            for (int64_t j = 0; j < w; j++) o[j] = EM_LOG_SOFTMAX_OUT(r[j] - m[j], f[j]); \
         } else {                                                                          \
-            for (int64_t j = 0; j < w; j++) o[j] = EXP(r[j] - m[j]) * f[j];               \
+            for (int64_t j = 0; j < w; j++) o[j] = EM_SOFTMAX_OUT(EXP(r[j] - m[j]), f[j]); \
         }                                                                                 \
     }
 
@@ -160,11 +161,13 @@ DEFINE_PASSES(f64, double)
         for (int64_t i = 0; i < n; i++) m = MAX(m, (C)p[i * si]);                         \
         double s = 0.0;                                                                   \
         for (int64_t i = 0; i < n; i++) s += EXP((C)p[i * si] - m);                       \
-        const C f = log_out ? (C)log(s) : (C)(1.0 / s);                                   \
+        const C f = FACTOR(C, log_out, s);                                                \
         if (log_out) {                                                                    \
-            for (int64_t i = 0; i < n; i++) q[i * so] = (T)(((C)p[i * si] - m) - f);      \
+            for (int64_t i = 0; i < n; i++)                                               \
+                q[i * so] = (T)EM_LOG_SOFTMAX_OUT((C)p[i * si] - m, f);                   \
         } else {                                                                          \
-            for (int64_t i = 0; i < n; i++) q[i * so] = (T)(EXP((C)p[i * si] - m) * f);   \
+            for (int64_t i = 0; i < n; i++)                                               \
+                q[i * so] = (T)EM_SOFTMAX_OUT(EXP((C)p[i * si] - m), f);                  \
         }                                                                                 \
     }
 
@@ -192,13 +195,13 @@ typedef void (*cols_fn)(int log_out, const void* p, int64_t si, void* q, int64_t
         const C m = max_##SUF(p, n, -INFINITY);                                           \
         const double s = sum_exp_##SUF(p, log_out ? NULL : q, n, m);                      \
         if (log_out) {                                                                    \
-            write_##SUF(1, p, q, n, m, (C)log(s));                                        \
+            write_##SUF(1, p, q, n, m, FACTOR(C, 1, s));                                  \
         } else {                                                                          \
-            const C f = (C)(1.0 / s);                                                     \
-            for (int64_t i = 0; i < n; i++) q[i] *= f;                                    \
+            const C f = FACTOR(C, 0, s);                                                  \
+            for (int64_t i = 0; i < n; i++) q[i] = EM_SOFTMAX_OUT(q[i], f);               \
         }                                                                                 \
     }                                                                                     \
-    static void cols_##SUF(int log_out, const void* pv, int64_t si, void* qv, int64_t so,  \
+    static void cols_##SUF(int log_out, const void* pv, int64_t si, void* qv, int64_t so, \
                            int64_t n, int64_t w) {                                        \
         const C* p = pv;                                                                  \
         C* q = qv;                                                                        \
@@ -207,7 +210,7 @@ typedef void (*cols_fn)(int log_out, const void* p, int64_t si, void* q, int64_t
         for (int64_t j = 0; j < w; j++) m[j] = -INFINITY, s[j] = 0.0;                     \
         for (int64_t k = 0; k < n; k++) col_max_##SUF(p + k * si, m, w);                  \
         for (int64_t k = 0; k < n; k++) col_sum_exp_##SUF(p + k * si, m, s, w);           \
-        for (int64_t j = 0; j < w; j++) f[j] = log_out ? (C)log(s[j]) : (C)(1.0 / s[j]);  \
+        for (int64_t j = 0; j < w; j++) f[j] = FACTOR(C, log_out, s[j]);                  \
         for (int64_t k = 0; k < n; k++)                                                   \
             col_write_##SUF(log_out, p + k * si, q + k * so, m, f, w);                    \
     }
@@ -228,10 +231,10 @@ static void row_f16(int log_out, const void* pv, int64_t si, void* qv, int64_t s
         m = max_f32(x, n, -INFINITY);
         const double s = sum_exp_f32(x, log_out ? NULL : y, n, m);
         if (log_out) {
-            write_f32(1, x, y, n, m, (float)log(s));
+            write_f32(1, x, y, n, m, FACTOR(float, 1, s));
         } else {
-            const float f = (float)(1.0 / s);
-            for (int64_t i = 0; i < n; i++) y[i] *= f;
+            const float f = FACTOR(float, 0, s);
+            for (int64_t i = 0; i < n; i++) y[i] = EM_SOFTMAX_OUT(y[i], f);
         }
         em_float_to_half(y, q, n);
         return;
@@ -247,7 +250,7 @@ static void row_f16(int log_out, const void* pv, int64_t si, void* qv, int64_t s
         em_half_to_float(p + i, x, len);
         s += sum_exp_f32(x, NULL, len, m);
     }
-    const float f = log_out ? (float)log(s) : (float)(1.0 / s);
+    const float f = FACTOR(float, log_out, s);
     for (int64_t i = 0; i < n; i += ROW_CHUNK) {
         const int64_t len = min64(ROW_CHUNK, n - i);
         em_half_to_float(p + i, x, len);
@@ -271,7 +274,7 @@ static void cols_f16(int log_out, const void* pv, int64_t si, void* qv, int64_t 
         em_half_to_float(p + k * si, x, w);
         col_sum_exp_f32(x, m, s, w);
     }
-    for (int64_t j = 0; j < w; j++) f[j] = log_out ? (float)log(s[j]) : (float)(1.0 / s[j]);
+    for (int64_t j = 0; j < w; j++) f[j] = FACTOR(float, log_out, s[j]);
     for (int64_t k = 0; k < n; k++) {
         em_half_to_float(p + k * si, x, w);
         col_write_f32(log_out, x, y, m, f, w);
@@ -350,62 +353,20 @@ int em_softmax_lastdim(int log_out, int dt, intptr_t out, intptr_t a, int64_t ro
     return 0;
 }
 
-static inline int64_t labs64(int64_t x) { return x < 0 ? -x : x; }
-
-/* Sort by (|key|, |other|) descending, then merge neighbours that address like one dim. */
-static inline void sort_and_coalesce(dims_t* d, int by_s2) {
-    for (int i = 1; i < d->n; i++) {
-        for (int j = i; j > 0; j--) {
-            int64_t ka = by_s2 ? labs64(d->s2[j - 1]) : labs64(d->s1[j - 1]);
-            int64_t kb = by_s2 ? labs64(d->s2[j]) : labs64(d->s1[j]);
-            int64_t oa = by_s2 ? labs64(d->s1[j - 1]) : 0, ob = by_s2 ? labs64(d->s1[j]) : 0;
-            if (ka > kb || (ka == kb && oa >= ob)) break;
-            int64_t t;
-            t = d->size[j]; d->size[j] = d->size[j - 1]; d->size[j - 1] = t;
-            t = d->s1[j]; d->s1[j] = d->s1[j - 1]; d->s1[j - 1] = t;
-            t = d->s2[j]; d->s2[j] = d->s2[j - 1]; d->s2[j - 1] = t;
-        }
-    }
-    int m = 0;
-    for (int i = 0; i < d->n; i++) {
-        if (m > 0 && d->s1[m - 1] == d->s1[i] * d->size[i] &&
-            d->s2[m - 1] == d->s2[i] * d->size[i]) {
-            d->size[m - 1] *= d->size[i];
-            d->s1[m - 1] = d->s1[i];
-            d->s2[m - 1] = d->s2[i];
-        } else {
-            d->size[m] = d->size[i];
-            d->s1[m] = d->s1[i];
-            d->s2[m] = d->s2[i];
-            m++;
-        }
-    }
-    d->n = m;
-}
-
-/* geometry: shape[ndim], a's strides[ndim], out's strides[ndim] (elements). */
-int em_softmax(int log_out, int dt, intptr_t out, intptr_t a, int ndim, const int64_t* geometry,
-               int dim) {
+/* geometry: the other dims (nk of them, sorted by output stride and coalesced), then the
+ * softmax dim, as load_dims reads them. */
+int em_softmax(int log_out, int dt, intptr_t out, intptr_t a, int nk, const char* geometry) {
     plan_t pl;
     const int status = plan_init(&pl, log_out, dt, out, a);
     if (status) return status;
-    if (ndim > EM_MAX_DIMS) return too_many_dims(ndim);
-    const int64_t *shape = geometry, *sa = geometry + ndim, *so = geometry + 2 * ndim;
-    int64_t work = 1;
-    pl.d.n = 0;
-    for (int k = 0; k < ndim; k++) {
-        work *= shape[k];
-        if (k == dim || shape[k] == 1) continue; /* a size-1 dim's stride means nothing */
-        pl.d.size[pl.d.n] = shape[k];
-        pl.d.s1[pl.d.n] = sa[k];
-        pl.d.s2[pl.d.n] = so[k];
-        pl.d.n++;
-    }
+    if (nk > EM_MAX_DIMS) return too_many_dims(nk);
+    dims_t along;
+    load_dims(&along, 1, load_dims(&pl.d, nk, geometry));
+    pl.n = along.size[0];
+    pl.si = along.s1[0];
+    pl.so = along.s2[0];
+    const int64_t work = numel(&pl.d) * pl.n;
     if (work == 0) return 0;
-    pl.n = ndim ? shape[dim] : 1;
-    pl.si = ndim ? sa[dim] : 1;
-    pl.so = ndim ? so[dim] : 1;
-    sort_and_coalesce(&pl.d, 1);
     const int inner = pl.d.n - 1;
     if (inner >= 0 && pl.d.s1[inner] == 1 && pl.d.s2[inner] == 1 && pl.d.size[inner] >= COL_MIN &&
         pl.si != 1 && pl.n > 1) {

@@ -1,5 +1,6 @@
 /* Private helpers of the strided kernels (reduce.c, scan.c, index.c, linalg.c): dims
- * loading, splitting work across OpenMP threads, vector types and accumulator values.
+ * loading, the column dim, splitting work across OpenMP threads, vector types and
+ * accumulator values.
  * Everything is static: each kernel file gets its own copy, nothing is exported.
  */
 #ifndef EMBER_CPU_STRIDED_H
@@ -105,6 +106,26 @@ static inline void advance(const dims_t* d, int64_t* idx, int64_t* o1, int64_t* 
         *o2 -= d->s2[k] * (d->size[k] - 1);
         idx[k] = 0;
     }
+}
+
+/* Finds a dim of k contiguous in the input (and, with need_out_unit, in the output) to
+ * walk as side-by-side columns; removes it from k and returns its size and output stride,
+ * or returns 0. */
+static inline int64_t take_column_dim(dims_t* k, int64_t* ostride, int need_out_unit) {
+    for (int c = k->n - 1; c >= 0; c--) {
+        if (k->s1[c] != 1 || k->size[c] < COL_MIN || (need_out_unit && k->s2[c] != 1))
+            continue;
+        int64_t m = k->size[c];
+        *ostride = k->s2[c];
+        for (int i = c; i + 1 < k->n; i++) {
+            k->size[i] = k->size[i + 1];
+            k->s1[i] = k->s1[i + 1];
+            k->s2[i] = k->s2[i + 1];
+        }
+        k->n--;
+        return m;
+    }
+    return 0;
 }
 
 /* [begin, end) of n items for thread t of nt */

@@ -6,22 +6,22 @@
  * (argmax of a flattened tensor, cumsum of a vector), each line is cut into `nsplit`
  * chunks and a second kernel combines them in order:
  *   - argmax/argmin: each chunk finds its own first extreme; arg_finish re-reads the
- *     chunks' winners and keeps the first of the best (a NaN wins at once);
+ *     chunks' winners and keeps the first of the best by em_reduce.h's EM_ARG_TAKES;
  *   - cumsum: each chunk sums its elements, then rescans them starting from the sum of
  *     the chunks before it.
  * Every kernel takes its number of work items, `count` (fixed work-group sizes).
  *
- * Defines: A_T, A_C, A_LOAD (input, from the prelude); for argmax BETTER(x, best) (> or
- * <), A_C8 and A_LOAD8(p, i) (8 lanes of A_C), IS_FLOAT; for cumsum O_T, O_STORE, ACC_T,
- * TO_ACC(x) (ulong for integer outputs, so that the sums wrap like the CPU device's;
- * double for floats, float for float16 into float16).
+ * Defines: A_T, A_C, A_LOAD (input, from the prelude); for argmax ARGEXTREME,
+ * BETTER(x, best) (> or <), A_C8 and A_LOAD8(p, i) (8 lanes of A_C), IS_FLOAT, IS_NAN;
+ * for cumsum O_T, O_STORE and CUMSUM, the output's family for em_reduce.h's
+ * EM_CUMSUM_ACC.
  */
 
 #ifdef ARGEXTREME
 
 /* The first index of the extreme of p[begin * s], ..., p[(end - 1) * s], continuing the
- * search from (best, at); the first NaN wins (IS_NAN is 0 for integers): its index,
- * else -1. */
+ * search from (best, at) by EM_ARG_TAKES, stopping at the first NaN (IS_NAN is 0 for
+ * integers): its index, else -1. */
 inline long arg_scan(const __global A_T* p, long begin, long end, long s, A_C* best, long* at) {
     for (long i = begin; i < end; i++) {
         const A_C x = A_LOAD(p, i * s);
@@ -102,8 +102,9 @@ __kernel void arg_lines_split(__global long* part, const __global A_T* a, long a
     part[item] = arg_range(a + a_off + k.x, n * c / nsplit, n * (c + 1) / nsplit, g.sa[g.nk]);
 }
 
+/* n is unused: the signature is cumsum_chunks' (one host runner for both) */
 __kernel void arg_finish(__global long* out, long out_off, const __global long* part,
-                         const __global A_T* a, long a_off, RedGeometry g, long nsplit,
+                         const __global A_T* a, long a_off, RedGeometry g, long n, long nsplit,
                          long count) {
     const long o = get_global_id(0), s = g.sa[g.nk];
     if (o >= count) return;
@@ -114,7 +115,7 @@ __kernel void arg_finish(__global long* out, long out_off, const __global long* 
     for (long c = 1; c < nsplit && !IS_NAN(best); c++) {
         const long i = part[o * nsplit + c];
         const A_C x = A_LOAD(p, i * s);
-        if (BETTER(x, best) || IS_NAN(x)) {
+        if (EM_ARG_TAKES(BETTER(x, best), x, best)) {
             best = x;
             at = i;
         }
@@ -125,6 +126,9 @@ __kernel void arg_finish(__global long* out, long out_off, const __global long* 
 #endif /* ARGEXTREME */
 
 #ifdef CUMSUM
+
+#define ACC_T EM_RED_TYPE(EM_CUMSUM_ACC(CUMSUM))
+#define TO_ACC(x) ((ACC_T)(x))
 
 /* Writes the running sums of elements [begin, end) of a line, starting from acc. */
 inline void scan_range(const __global A_T* p, long sa, __global O_T* q, long so, long begin,

@@ -3,9 +3,9 @@
  *
  * The host passes the other dims, coalesced, as the kept dims of a RedGeometry and the
  * softmax dim as its single reduced dim (size n, strides sa[nk] and so[nk]). A row takes
- * three passes: its maximum m, s = the sum of exp(x - m) in double, then the write:
- * exp(x - m) / s, or (x - m) - log(s). Subtracting m keeps exp in range; a row holding a
- * NaN, a +inf or only -inf gives NaN throughout (through s), like the CPU device.
+ * three passes: its maximum m, s = the sum of exp(x - m) in double, then the write; the
+ * formulas (and what NaN and infinities give) are em_reduce.h's, shared with the CPU
+ * device.
  *   - softmax_rows: one work item per row;
  *   - softmax_split + softmax_split_write: for few long rows, each row is cut into
  *     nsplit chunks; every chunk stores its own (m_c, s_c), then every chunk combines
@@ -16,9 +16,19 @@
  * A_LOADV(p, i), A_STOREV(p, i, v) and C_STOREV(v, t) (into a private A_C[VW]).
  */
 
+/* an element's output from d = x - m and the row's factor f */
+#if LOG_OUT
+#define OUT(d, f) EM_LOG_SOFTMAX_OUT(d, f)
+#else
+#define OUT(d, f) EM_SOFTMAX_OUT(exp(d), f)
+#endif
+
 inline A_C row_max(const __global A_T* p, long begin, long end, long s) {
     A_C m = -INFINITY;
-    for (long i = begin; i < end; i++) m = fmax(m, A_LOAD(p, i * s));
+    for (long i = begin; i < end; i++) {
+        const A_C x = A_LOAD(p, i * s);
+        m = EM_SOFTMAX_MAX(m, x);
+    }
     return m;
 }
 
@@ -31,25 +41,19 @@ inline double row_sum_exp(const __global A_T* p, long begin, long end, long s, A
 
 inline void row_write(const __global A_T* p, long si, __global A_T* q, long so, long begin,
                       long end, A_C m, double total) {
-#if LOG_OUT
-    const A_C f = (A_C)log(total);
-    for (long i = begin; i < end; i++) A_STORE(q, i * so, (A_LOAD(p, i * si) - m) - f);
-#else
-    const A_C f = (A_C)(1.0 / total);
-    for (long i = begin; i < end; i++) A_STORE(q, i * so, exp(A_LOAD(p, i * si) - m) * f);
-#endif
+    const A_C f = (A_C)EM_SOFTMAX_FACTOR(LOG_OUT, total);
+    for (long i = begin; i < end; i++) A_STORE(q, i * so, OUT(A_LOAD(p, i * si) - m, f));
 }
 
 /* The same three passes over a contiguous row, VW elements per vector (256 bits of the
- * compute type); sums of exp add lanes of the compute type over blocks of BLOCK
+ * compute type); sums of exp add lanes of the compute type over blocks of EM_SUM_BLOCK
  * elements, then the blocks in double, like the CPU device's contiguous rows. */
-#define BLOCK 4096
 
 inline A_C lanes_max(const A_V v) {
     A_C t[VW];
     C_STOREV(v, t);
     A_C m = t[0];
-    for (int l = 1; l < VW; l++) m = fmax(m, t[l]);
+    for (int l = 1; l < VW; l++) m = EM_SOFTMAX_MAX(m, t[l]);
     return m;
 }
 
@@ -64,16 +68,22 @@ inline A_C lanes_sum(const A_V v) {
 inline A_C contiguous_max(const __global A_T* p, long n) {
     A_V mv = (A_V)(-INFINITY);
     long i = 0;
-    for (; i + VW <= n; i += VW) mv = fmax(mv, A_LOADV(p, i));
+    for (; i + VW <= n; i += VW) {
+        const A_V x = A_LOADV(p, i);
+        mv = EM_SOFTMAX_MAX(mv, x);
+    }
     A_C m = lanes_max(mv);
-    for (; i < n; i++) m = fmax(m, A_LOAD(p, i));
+    for (; i < n; i++) {
+        const A_C x = A_LOAD(p, i);
+        m = EM_SOFTMAX_MAX(m, x);
+    }
     return m;
 }
 
 inline double contiguous_sum_exp(const __global A_T* p, long n, A_C m) {
     double total = 0.0;
-    for (long i0 = 0; i0 < n; i0 += BLOCK) {
-        const long end = min(n, i0 + BLOCK);
+    for (long i0 = 0; i0 < n; i0 += EM_SUM_BLOCK) {
+        const long end = min(n, i0 + EM_SUM_BLOCK);
         long i = i0;
         A_V sv = (A_V)(0);
         for (; i + VW <= end; i += VW) sv += exp(A_LOADV(p, i) - m);
@@ -87,15 +97,9 @@ inline double contiguous_sum_exp(const __global A_T* p, long n, A_C m) {
 inline void contiguous_write(const __global A_T* p, __global A_T* q, long n, A_C m,
                              double total) {
     long i = 0;
-#if LOG_OUT
-    const A_C f = (A_C)log(total);
-    for (; i + VW <= n; i += VW) A_STOREV(q, i, (A_LOADV(p, i) - m) - f);
-    for (; i < n; i++) A_STORE(q, i, (A_LOAD(p, i) - m) - f);
-#else
-    const A_C f = (A_C)(1.0 / total);
-    for (; i + VW <= n; i += VW) A_STOREV(q, i, exp(A_LOADV(p, i) - m) * f);
-    for (; i < n; i++) A_STORE(q, i, exp(A_LOAD(p, i) - m) * f);
-#endif
+    const A_C f = (A_C)EM_SOFTMAX_FACTOR(LOG_OUT, total);
+    for (; i + VW <= n; i += VW) A_STOREV(q, i, OUT(A_LOADV(p, i) - m, f));
+    for (; i < n; i++) A_STORE(q, i, OUT(A_LOAD(p, i) - m, f));
 }
 
 __kernel void softmax_rows(__global A_T* out, long out_off, const __global A_T* a, long a_off,
@@ -135,7 +139,10 @@ __kernel void softmax_split_write(__global A_T* out, long out_off, const __globa
     const long2 k = red_unravel(&g, 0, (int)g.nk, o);
     const __global double* row = part + 2 * o * nsplit;
     double m = -INFINITY, total = 0.0;
-    for (long b = 0; b < nsplit; b++) m = fmax(m, row[2 * b]);
+    for (long b = 0; b < nsplit; b++) {
+        const double m_b = row[2 * b];
+        m = EM_SOFTMAX_MAX(m, m_b);
+    }
     /* m = -inf: the row holds only -inf and NaN, NaN throughout as in one pass; else a
      * chunk of only -inf adds s_b exp(-inf) = 0, and a NaN in s_b or m_b reaches total */
     for (long b = 0; b < nsplit; b++) total += row[2 * b + 1] * exp(row[2 * b] - m);
