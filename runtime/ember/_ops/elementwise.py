@@ -9,22 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember import _dtype
 from ember._dispatch import Op
 from ember._ops import names
 from ember._ops._binary_general import (
-    FLOAT_ONLY,
     FORMULAS,
-    INT_CHECKED,
     INTEGRAL_ONLY,
-    NO_BOOL,
     OP_FLAGS,
     TO_BOOL,
     binary_general,
 )
+from ember._ops._binary_tables import SAME_OUT, WITH_FLOAT, WITH_INT
 from ember._ops._launch import launch_binary
 from ember._ops._meta import broadcast_shapes
-from ember._plan import FlatPlans, flat_plans
 from ember._tensor import Tensor, empty_tensor
 from ember.autograd._graph import (
     before_write,
@@ -43,72 +39,6 @@ __all__ = [
     "sub_", "subtract", "true_divide",
 ]  # fmt: skip
 
-_bool = _dtype.bool
-
-
-def _fast_sets(flags: int) -> tuple[frozenset[_dtype.dtype], ...]:
-    """Per op: the dtypes whose fast paths give exactly what `binary_general` would.
-
-    (tensor with a same-dtype tensor, tensor with a Python float, tensor with a Python int.)
-    Those paths skip promotion, so they exclude every case where promotion changes the
-    dtype (int / int is float, int tensor * float is float, bool + int is int64) or where
-    the general path raises (bitwise ops on floats, bool - bool).
-    """
-    floats = frozenset(d for d in _dtype.ALL_DTYPES if d.is_floating_point)
-    ints = frozenset(d for d in _dtype.ALL_DTYPES if d.category == 1)
-    same = frozenset(_dtype.ALL_DTYPES)
-    if flags & INTEGRAL_ONLY:
-        same -= floats
-    if flags & FLOAT_ONLY:
-        same &= floats
-    if flags & NO_BOOL:
-        same -= {_bool}
-    none: frozenset[_dtype.dtype] = frozenset()
-    if flags & INT_CHECKED:
-        same -= ints | {_bool}
-    float_scalar = none if flags & INTEGRAL_ONLY else floats
-    int_scalar = float_scalar | (none if flags & (FLOAT_ONLY | INT_CHECKED) else ints)
-    return same, float_scalar, int_scalar
-
-
-# Per op: (same-dtype tensor pair, tensor with float, tensor with int) fast-path dtypes.
-_FAST: dict[Op, tuple[frozenset[_dtype.dtype], ...]] = {
-    op: _fast_sets(OP_FLAGS[op]) for op in OP_FLAGS
-}
-# Per op: the result dtype, the contiguous plans and whether autograd records it (a float
-# result) of each dtype of the same-dtype tensor pair fast path (one lookup on the hot path
-# instead of a set test plus the flags).
-_SAME_OUT: dict[Op, dict[_dtype.dtype, tuple[_dtype.dtype, FlatPlans, bool]]] = {
-    op: {
-        dt: (out, flat_plans((out, dt, dt)), out.is_floating_point)
-        for dt in _FAST[op][0]
-        for out in [_bool if OP_FLAGS[op] & TO_BOOL else dt]
-    }
-    for op in OP_FLAGS
-}
-
-# Per op and tensor dtype: the result dtype, the contiguous plans (the scalar second, then
-# first) and whether autograd records it, of tensor-with-scalar calls: a Python float, then
-# a Python int.
-_ScalarEntry = tuple[_dtype.dtype, FlatPlans, FlatPlans, bool]
-
-
-def _scalar_entries(op: Op, dtypes: frozenset[_dtype.dtype]) -> dict[_dtype.dtype, _ScalarEntry]:
-    entries = {}
-    for dt in dtypes:
-        out = _bool if OP_FLAGS[op] & TO_BOOL else dt
-        plans = flat_plans((out, dt, dt), 2), flat_plans((out, dt, dt), 1)
-        entries[dt] = (out, *plans, out.is_floating_point)
-    return entries
-
-
-_WITH_FLOAT: dict[Op, dict[_dtype.dtype, _ScalarEntry]] = {
-    op: _scalar_entries(op, _FAST[op][1]) for op in OP_FLAGS
-}
-_WITH_INT: dict[Op, dict[_dtype.dtype, _ScalarEntry]] = {
-    op: _scalar_entries(op, _FAST[op][2]) for op in OP_FLAGS
-}
-
 
 def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
     # The hottest path, on its own so that it runs the fewest bytecodes: two dense tensors
@@ -118,7 +48,7 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
     if type(a) is Tensor:
         kind = type(b)
         if kind is Tensor:
-            same = _SAME_OUT[op].get(a._dtype)
+            same = SAME_OUT[op].get(a._dtype)
             shape = a._shape
             dev = a._device
             if (
@@ -140,7 +70,7 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
                         _record_fast(op, a, b, result)
                     return result
         elif kind is float:  # t * 0.5: a dense tensor with a float that keeps its dtype
-            entry = _WITH_FLOAT[op].get(a._dtype)
+            entry = WITH_FLOAT[op].get(a._dtype)
             if entry is not None and a._contiguous and not a._offset:
                 fn = op.kernels.get(a._device.type)
                 if fn is not None:
@@ -157,7 +87,7 @@ def _binary(op: Op, a: Any, b: Any, out: Tensor | None = None) -> Tensor:
 def _binary_fast(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
     # Fast paths: tensors with an equal-shape tensor of the same dtype and device, or with a
     # Python int/float (a weak scalar, which keeps the tensor's dtype), where promotion
-    # cannot change the dtype (see `_fast_sets`). Tensors in autograd take them too and
+    # cannot change the dtype (see `fast_sets`). Tensors in autograd take them too and
     # record straight after the kernel. Broadcasting pairs and `out=` take them outside
     # autograd. (`out=` calls went to `_binary_out`.)
     if type(a) is Tensor:
@@ -172,7 +102,7 @@ def _binary_fast(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
         dev = tensor._device
         if other._dtype is not dt or other._device is not dev:
             return binary_general(op, a, b, out)
-        same = _SAME_OUT[op].get(dt)
+        same = SAME_OUT[op].get(dt)
         if same is None:
             return binary_general(op, a, b, out)
         fn = op.kernels.get(dev.type)
@@ -202,9 +132,9 @@ def _binary_fast(op: Op, a: Any, b: Any, out: Tensor | None) -> Tensor:
                 return result
         return binary_general(op, a, b, out)
     if kind is float:
-        entry = _WITH_FLOAT[op].get(dt)
+        entry = WITH_FLOAT[op].get(dt)
     elif kind is int:
-        entry = _WITH_INT[op].get(dt)
+        entry = WITH_INT[op].get(dt)
     else:
         return binary_general(op, a, b, out)
     fn = op.kernels.get(tensor._device.type)
@@ -237,7 +167,7 @@ def _binary_out(op: Op, a: Any, b: Any, out: Tensor) -> Tensor:
         dt = out._dtype
         shape = out._shape
         dev = out._device
-        same = _SAME_OUT[op].get(dt)
+        same = SAME_OUT[op].get(dt)
         if (
             same is not None
             and same[0] is dt
@@ -324,7 +254,7 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
             if kind is float or kind is int:
                 fn = op.kernels.get(t._device.type)
                 if quiet and fn is not None:
-                    entry = _WITH_FLOAT[op].get(dt)
+                    entry = WITH_FLOAT[op].get(dt)
                     if t._offset or entry is None or entry[0] is not dt:
                         launch_binary(op, t, t, float(other), dt)
                     else:
@@ -343,7 +273,7 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
             ):
                 fn = op.kernels.get(t._device.type)
                 if fn is not None:
-                    same = _SAME_OUT[op].get(dt)
+                    same = SAME_OUT[op].get(dt)
                     if t._offset or other._offset or not other._contiguous or same is None:
                         launch_binary(op, t, t, other, dt)
                     elif same[0] is dt:
