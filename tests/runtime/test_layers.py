@@ -34,8 +34,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "devices",
         (
             "ember.plugins", "ember.plugins.", "ember._device", "ember._allocator",
-            "ember._blocks", "ember._stream", "ember._storage", "ember._threads",
-            "ember.memory",
+            "ember._blocks", "ember._stream", "ember._storage", "ember._cstorage",
+            "ember._threads", "ember.memory",
         ),
     ),
     # The tensor, and the device SDK that re-exports it with the layers below (nothing in
@@ -47,7 +47,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "api",
         (
             "ember.nn", "ember.nn.", "ember.optim", "ember.optim.", "ember.utils.data",
-            "ember.utils.data.", "ember.serialization",
+            "ember.utils.data.", "ember.serialization", "ember.library", "ember.library.",
         ),
     ),
     # The public package and what is written against it (`import ember`): the CLI and the
@@ -83,7 +83,9 @@ COLD_IMPORTS: dict[tuple[str, str], str] = {
 
 def _modules() -> dict[str, tuple[Path, bool]]:
     found = {}
-    for path in sorted((ROOT / "ember").rglob("*.py")):
+    # A compiled module is known by its stub (`_cstorage.pyi`).
+    stubs = [p for p in (ROOT / "ember").rglob("*.pyi") if not p.with_suffix(".py").exists()]
+    for path in sorted([*(ROOT / "ember").rglob("*.py"), *stubs]):
         parts = list(path.relative_to(ROOT).with_suffix("").parts)
         is_package = parts[-1] == "__init__"
         if is_package:
@@ -128,6 +130,8 @@ def _scan(module: str) -> tuple[set[str], list[tuple[int, str]]]:
     path, is_package = MODULES[module]
     top: set[str] = set()
     nested: list[tuple[int, str]] = []
+    if path.suffix == ".pyi":
+        return top, nested  # a compiled module: its stub's imports are annotations only
 
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):

@@ -1,0 +1,32 @@
+# Types of the C extension ember._cstorage (see _cstorage.c).
+from typing import Any
+
+from ember._allocator import CachingAllocator, FreeLists
+from ember._blocks import Block
+from ember._device import device as _device
+from ember._stream import Stream
+
+class Storage:
+    """A device buffer plus the version counter that in-place ops bump."""
+
+    _alloc: CachingAllocator | None  # None: memory that `_owner` keeps alive
+    _size: int  # the block's size, as the allocator rounded it
+    _home: FreeLists  # the free lists the block goes back to
+    _block: Block  # large blocks only
+    _owner: object  # wrapped memory only: what keeps it alive
+    device: _device
+    handle: Any
+    ptr: int
+    nbytes: int
+    version: int
+
+    def __init__(self, dev: _device, nbytes: int) -> None: ...
+    @classmethod
+    def wrap(cls, dev: _device, handle: Any, ptr: int, nbytes: int, owner: object) -> Storage:
+        """A storage over memory that `owner` keeps alive (a NumPy array, a DLPack capsule)."""
+    def record_stream(self, stream: Stream) -> None:
+        """Mark the memory as used by `stream`: once freed, it is reused only after the work
+        enqueued on `stream` up to the free has completed."""
+
+def configure(small_limit: int, rounding: int, stream_home: Any) -> None:
+    """The allocator's small-block limit and rounding, and stream_home(alloc, dev)."""

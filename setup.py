@@ -1,0 +1,17 @@
+"""Builds ember._cstorage, the Storage type's allocation and free paths in C.
+
+Everything else about the package (metadata, dependencies, package data) is in
+pyproject.toml; setuptools reads only the extension from here.
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "ember._cstorage",
+            ["runtime/ember/_cstorage.c"],
+            extra_compile_args=["-O2"],
+        )
+    ]
+)
