@@ -101,7 +101,7 @@ def test_concurrent_allocation_and_free_keep_the_accounting(dev: ember.device) -
                 kept.append(Storage(dev, 8 + i % 5 * 600))
                 if len(kept) > 7:
                     kept.pop(0)
-        except BaseException as error:  # noqa: BLE001 - reported by the main thread
+        except BaseException as error:  # reported by the main thread
             errors.append(error)
 
     threads = [threading.Thread(target=churn) for _ in range(4)]
