@@ -213,8 +213,12 @@ long = int64
 int = int32
 
 # Subpackages, imported with ember as torch's are.
-from ember import autograd, memory, nn, optim, utils  # noqa: E402
+from ember import autograd, library, memory, nn, optim, utils  # noqa: E402
+from ember.library._namespace import Ops as _Ops  # noqa: E402
 from ember.utils import data as _data  # noqa: E402, F401
+
+#: Custom ops by name: `ember.ops.mylib.fused_gelu` is "mylib::fused_gelu".
+ops = _Ops()
 
 __all__ = [
     "DTypeError",
@@ -307,6 +311,7 @@ __all__ = [
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "le",
+    "library",
     "linspace",
     "load",
     "log",
@@ -349,6 +354,7 @@ __all__ = [
     "normal_",
     "ones",
     "ones_like",
+    "ops",
     "optim",
     "permute",
     "plugins",

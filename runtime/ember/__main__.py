@@ -11,7 +11,8 @@ import textwrap
 from collections.abc import Sequence
 
 import ember
-from ember._dispatch import REGISTRY
+from ember._dispatch import REGISTRY, describe_conflict
+from ember.library._explain import table as library_table
 from ember.plugins import ENTRY_POINT_GROUP, PluginError
 from ember.plugins._manager import MANAGER
 
@@ -33,7 +34,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m ember", description="Ember: plugins, devices, a training demo, a tour."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands.add_parser("info", help="list plugins, device types and kernel coverage")
+    info = commands.add_parser("info", help="list plugins, device types and kernel coverage")
+    info.add_argument(
+        "--ops", action="store_true", help="also list every op's kernel per device type"
+    )
     # The demo's options belong to the example; `demo --help` lists them.
     commands.add_parser(
         "demo", add_help=False, help="train a small CNN on handwritten digits (demo --help)"
@@ -48,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
-        print(format_info())
+        print(format_info(ops=getattr(args, "ops", False)))
         if args.command == "tour":
             from ember.examples import tensor_tour
 
@@ -63,10 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def format_info() -> str:
-    """The `info` report: versions, plugins, device types and kernel coverage per type."""
+def format_info(ops: bool = False) -> str:
+    """The `info` report: versions, plugins, device types, kernel coverage per type and
+    kernel conflicts; with `ops`, which kernel every op runs on every device type."""
     MANAGER.ensure_loaded()
-    sections = [_versions(), _plugins(), _device_types(), _kernels()]
+    sections = [_versions(), _plugins(), _device_types(), _kernels(), _conflicts()]
+    if ops:
+        sections.append(_ops())
     return "\n\n".join("\n".join(lines) for lines in sections)
 
 
@@ -128,6 +135,33 @@ def _kernels() -> list[str]:
         return [title, f"{_INDENT}none"]
     header = ["TYPE", "NATIVE", "RENDERED", "COMPOSITE", "MISSING"]
     return [title, *_table(header, rows, notes)]
+
+
+def _conflicts() -> list[str]:
+    title = "Kernel conflicts (plugins tied at one priority: the latest registration wins)"
+    found = REGISTRY.conflicts()
+    if not found:
+        return [title, f"{_INDENT}none"]
+    return [title, *(f"{_INDENT}{describe_conflict(c)}" for c in found)]
+
+
+def _ops() -> list[str]:
+    title = "Ops (the kernel each device type runs, and what it overrides)"
+    rows, notes = [], []
+    for entry in library_table():
+        supplier = entry.supplier
+        rows.append(
+            [
+                entry.op,
+                entry.device_type,
+                entry.kind,
+                "-" if supplier is None else f"{supplier.plugin}: {supplier.function}",
+            ]
+        )
+        notes.append([f"overrides {other}" for other in entry.overrides])
+    if not rows:
+        return [title, f"{_INDENT}none"]
+    return [title, *_table(["OP", "DEVICE", "KIND", "KERNEL"], rows, notes)]
 
 
 def _table(header: list[str], rows: list[list[str]], notes: list[list[str]]) -> list[str]:

@@ -28,7 +28,7 @@ def report(**extra):
         }
         for s in ember.plugins.status()
     }
-    owners = sorted({owner for owner, _ in REGISTRY._committed.values()})
+    owners = sorted({REGISTRY.entries(*key)[0].plugin for key in REGISTRY._entries})
     cpu = {
         "devices": ember.devices(),
         "cpu": str(ember.device("cpu")),
@@ -134,7 +134,7 @@ def test_a_failed_kernel_hook_leaves_no_device_and_no_kernel(check_code, full_si
     report(
         error=error,
         halfdev_fill="halfdev" in names.FILL.kernels,
-        cpu_fill_owner=REGISTRY._committed.get(("fill_", "cpu"), ("none",))[0],
+        cpu_fill_owner=next((e.plugin for e in REGISTRY.entries("fill_", "cpu")), "none"),
     )
     """
     data = scenario(check_code, full_site, body)

@@ -62,6 +62,9 @@ class PluginManager:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._loaded = False
+        # The thread loading the entry points: a hook that registers through
+        # ember.library asks for the plugins again, and must not load them twice.
+        self._loading: int | None = None
         # The plugin that failed under EMBER_STRICT_PLUGINS=1: every later load re-raises.
         self._fatal: PluginStatus | None = None
         self.pm = pluggy.PluginManager(_hookspec.PROJECT_NAME)
@@ -73,13 +76,17 @@ class PluginManager:
 
     def ensure_loaded(self) -> None:
         """Discover and load the entry-point plugins, once per process."""
-        if self._loaded:
+        if self._loaded or self._loading == threading.get_ident():
             return
         with self._lock:
-            if self._loaded:
+            if self._loaded or self._loading == threading.get_ident():
                 return
             if self._fatal is None:
-                self._load_entry_points()
+                self._loading = threading.get_ident()
+                try:
+                    self._load_entry_points()
+                finally:
+                    self._loading = None
             if self._fatal is not None:
                 raise _strict_error(self._fatal)
             self._loaded = True

@@ -1,0 +1,118 @@
+"""A custom op's call: the table of custom ops, the generated `__call__` and the autograd
+function class that `register_autograd` builds."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ember.autograd._function import Function
+from ember.autograd._mode import STATE
+from ember.library._schema import Kind, Schema
+
+if TYPE_CHECKING:
+    from ember.library._custom_op import CustomOpDef
+
+__all__ = ["CUSTOM_OPS", "call_form", "function_class", "generate_call"]
+
+#: name -> definition, for `ember.ops.<namespace>.<name>` and the registry's checks
+CUSTOM_OPS: dict[str, CustomOpDef] = {}
+
+_EMPTY = inspect.Parameter.empty
+
+
+def call_form(schema: Schema, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    positional = tuple(a for p, a in zip(schema.params, args, strict=True) if not p.keyword_only)
+    keywords = {p.name: a for p, a in zip(schema.params, args, strict=True) if p.keyword_only}
+    return positional, keywords
+
+
+def function_class(
+    name: str,
+    forward: Callable[..., Any],
+    backward: Callable[..., Any],
+    setup_context: Callable[..., Any] | None,
+) -> type[Function]:
+    def setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        if setup_context is not None:
+            setup_context(ctx, inputs, output)
+
+    title = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", name) if part)
+    namespace = {
+        "forward": staticmethod(forward),
+        "setup_context": staticmethod(setup),
+        "backward": staticmethod(backward),
+    }
+    return type(title, (Function,), namespace)
+
+
+def generate_call(op: CustomOpDef) -> Callable[..., Any]:
+    """The op's `__call__`, written for its parameters: one frame, no argument binding.
+
+    The hot path checks that every tensor is on the first one's device by identity, and,
+    when the op has a fake, looks the call's key up; anything else (a new key, a wrong
+    argument, mixed devices) goes to `_first`, which raises or records the key.
+    """
+    params = op.schema.params
+    signature, call, key, same, grads = [], [], [], [], []
+    tensors = [p for p in params if p.kind is Kind.TENSOR]
+    first = tensors[0] if tensors else None
+    for p in params:
+        n = p.name
+        signature.append(n if p.default is _EMPTY else f"{n}=_defaults[{n!r}]")
+        call.append(f"{n}={n}" if p.keyword_only else n)
+        if p.kind is Kind.TENSOR:
+            key.append(f"{n}._shape, {n}._dtype")
+            grads.append(f"{n}._autograd is None")
+            if p is not first:
+                same.append(f"{n}._device is dev")
+        elif p.kind is Kind.OPTIONAL_TENSOR:
+            key.append(f"None if {n} is None else ({n}._shape, {n}._dtype)")
+            grads.append(f"({n} is None or {n}._autograd is None)")
+            same.append(f"({n} is None or {n}._device is dev)")
+        elif p.kind is Kind.TENSOR_LIST:
+            key.append(f"tuple((t._shape, t._dtype) for t in {n})")
+            grads.append(f"all(t._autograd is None for t in {n})")
+            same.append(f"all(t._device is dev for t in {n})")
+        else:
+            key.append(f"tuple({n})" if p.kind is Kind.VALUE_LIST else n)
+    first_keyword = next((i for i, p in enumerate(params) if p.keyword_only), None)
+    if first_keyword is not None:
+        signature.insert(first_keyword, "*")
+    args = f"({', '.join(p.name for p in params)},)"
+    dev = f"{first.name}._device" if first is not None else f"self._device_of({args})"
+    checks = [*same, "key in checked"] if op._fake is not None else same
+    lines = [
+        f"def __call__(self, {', '.join(signature)}):",
+        "    key = None",
+        "    try:",
+        f"        dev = {dev}",
+    ]
+    if op._fake is not None:
+        lines.append(f"        key = ({', '.join(key)},)")
+    lines += [
+        f"        ok = {' and '.join(checks) or 'True'}",
+        "    except (AttributeError, TypeError):  # not a tensor, or an unhashable argument",
+        "        ok = False",
+        "    if not ok:",
+        f"        dev = self._first(key, {args})",
+        "    fn = op.kernels.get(dev.type) or default or self._kernel(dev)",
+        # Tensors outside autograd (the common case) answer before the thread's grad mode.
+        f"    if not ({' and '.join(grads)}) and STATE.enabled:",
+        f"        return self._function.apply(*{args})",
+        f"    result = fn({', '.join(call)})",
+    ]
+    if op.mutates_args:
+        lines.append(f"    self._bump({args})")
+    lines.append("    return None" if op.schema.returns is None else "    return result")
+    scope: dict[str, Any] = {
+        "checked": op._checked,
+        "op": op._op,
+        "default": op._default,
+        "STATE": STATE,
+        "_defaults": {p.name: p.default for p in params if p.default is not _EMPTY},
+    }
+    exec(compile("\n".join(lines), f"<custom op {op.name}>", "exec"), scope)
+    return scope["__call__"]
