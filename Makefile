@@ -14,7 +14,8 @@ OPENCL_PACKAGE := devices/opencl/pyproject.toml
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py runtime/ember/_cstorage.c $(CPU_SOURCES) $(OPENCL_PACKAGE) plugins/ember-numpy/pyproject.toml
+$(STAMP): pyproject.toml setup.py runtime/ember/_cstorage.c $(CPU_SOURCES) $(OPENCL_PACKAGE) plugins/ember-numpy/pyproject.toml \
+	plugins/ember-fused/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -23,6 +24,8 @@ $(STAMP): pyproject.toml setup.py runtime/ember/_cstorage.c $(CPU_SOURCES) $(OPE
 	$(BIN)/python -m pip install --quiet -e 'devices/opencl[pocl]'
 	# The reference device in NumPy, the template for plugin authors (docs/plugins/).
 	$(BIN)/python -m pip install --quiet --no-deps -e plugins/ember-numpy
+	# A kernel package as a third party ships one (docs/plugins/writing-kernels.md).
+	$(BIN)/python -m pip install --quiet --no-deps -e plugins/ember-fused
 	touch $@
 
 # `make demo DEVICE=opencl` (or EMBER_DEVICE=opencl make demo) trains on another device.

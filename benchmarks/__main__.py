@@ -1,7 +1,8 @@
 """`python -m benchmarks`: Ember, PyTorch and NumPy side by side; JSON under benchmarks/results/.
 
-Three suites run by default: `core` (ops) and `training` (autograd, training steps, the
-digits demo), one table per thread count, then `opencl` (Ember's opencl device next to plain
+Four suites run by default: `core` (ops), `training` (autograd, training steps, the
+digits demo) and `kernels` (custom-op overhead, plugins/ember-fused's fused kernels), one
+table per thread count, then `opencl` (Ember's opencl device next to plain
 pyopencl on the same device, and the runtime figures), skipped when that device is missing.
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks.bench_core import CASES, Case
+from benchmarks.bench_kernels import KERNEL_CASES, custom_op_overhead
 from benchmarks.bench_training import TRAINING_CASES
 from benchmarks.environment import collect_environment, environment_notes, load_average
 from benchmarks.harness import Budget
@@ -35,7 +37,11 @@ from benchmarks.runner import Section, run_section
 
 RESULTS_DIRECTORY: Final = Path(__file__).resolve().parent / "results"
 _SCHEMA_VERSION: Final = 1
-SUITES: Final[dict[str, tuple[Case, ...]]] = {"core": CASES, "training": TRAINING_CASES}
+SUITES: Final[dict[str, tuple[Case, ...]]] = {
+    "core": CASES,
+    "training": TRAINING_CASES,
+    "kernels": KERNEL_CASES,
+}
 # Not a table of `Case`s: its own rows against pyopencl, and figures (opencl_suite.py).
 OPENCL: Final = "opencl"
 ALL_SUITES: Final = (*SUITES, OPENCL)
@@ -74,6 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\n" + OPENCL_LEGEND)
     if sections:
         print(_summary(sections))
+        for section in sections:
+            for line in custom_op_overhead(section.results):
+                print(f"{line} at {section.threads} thread(s)")
     if opencl is not None:
         print(opencl_summary(opencl))
     for note in notes:

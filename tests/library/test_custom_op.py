@@ -23,7 +23,7 @@ def f64(t: ember.Tensor) -> np.ndarray:
     return np.asarray(t.detach()).astype(np.float64)
 
 
-def define_scaled_add(name: str | None = None) -> library.CustomOpDef:
+def define_scaled_add(name: str | None = None) -> library.CustomOp:
     @library.custom_op(name or unique("scaled_add"), mutates_args=())
     def scaled_add(a: ember.Tensor, b: ember.Tensor, alpha: float = 1.0) -> ember.Tensor:
         return a + alpha * b

@@ -25,7 +25,7 @@ def samples() -> list[Any]:
     return [(t(4, 3), t(4, 3), 0.5), ((t(7), t(7)), {"alpha": -2.0})]
 
 
-def scaled_add(kernel: Any = None, backward: Any = None, fake: Any = None) -> library.CustomOpDef:
+def scaled_add(kernel: Any = None, backward: Any = None, fake: Any = None) -> library.CustomOp:
     @library.custom_op(f"test_opcheck::scaled_add_{next(_names)}", mutates_args=())
     def op(a: ember.Tensor, b: ember.Tensor, alpha: float = 1.0) -> ember.Tensor:
         return a + alpha * b

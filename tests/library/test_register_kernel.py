@@ -22,7 +22,7 @@ from ember.plugins import hookimpl
 _names = itertools.count()
 
 
-def define_double() -> library.CustomOpDef:
+def define_double() -> library.CustomOp:
     @library.custom_op(f"test_register::double_{next(_names)}", mutates_args=())
     def double(a: ember.Tensor) -> ember.Tensor:
         return a * 2

@@ -13,6 +13,7 @@ and ask which kernel runs (docs/plugins/writing-kernels.md).
 from __future__ import annotations
 
 from ember._dispatch import KernelConflictWarning
+from ember.library._call import CustomOp
 from ember.library._compile_error import CompileError
 from ember.library._custom_op import CustomOpDef, custom_op
 from ember.library._explain import Explanation, Supplier, explain
@@ -20,7 +21,7 @@ from ember.library._kernels import KernelHandle, register_autograd, register_fak
 from ember.library._opcheck import OpCheckError, opcheck
 
 __all__ = [
-    "CompileError", "CustomOpDef", "Explanation", "KernelConflictWarning", "KernelHandle",
-    "OpCheckError", "Supplier", "custom_op", "explain", "opcheck", "register_autograd",
-    "register_fake", "register_kernel",
+    "CompileError", "CustomOp", "CustomOpDef", "Explanation", "KernelConflictWarning",
+    "KernelHandle", "OpCheckError", "Supplier", "custom_op", "explain", "opcheck",
+    "register_autograd", "register_fake", "register_kernel",
 ]  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ember.autograd._function import Function
 from ember.autograd._mode import STATE
@@ -15,7 +15,7 @@ from ember.library._schema import Kind, Schema
 if TYPE_CHECKING:
     from ember.library._custom_op import CustomOpDef
 
-__all__ = ["CUSTOM_OPS", "call_form", "function_class", "generate_call"]
+__all__ = ["CUSTOM_OPS", "CustomOp", "call_form", "function_class", "install_call"]
 
 #: name -> definition, for `ember.ops.<namespace>.<name>` and the registry's checks
 CUSTOM_OPS: dict[str, CustomOpDef] = {}
@@ -48,13 +48,56 @@ def function_class(
     return type(title, (Function,), namespace)
 
 
-def generate_call(op: CustomOpDef) -> Callable[..., Any]:
-    """The op's `__call__`, written for its parameters: one frame, no argument binding.
+class CustomOp(Protocol):
+    """What `custom_op` returns: a function (the op's call, generated for its parameters,
+    so that calling it costs one Python frame) carrying the op's registration methods."""
 
-    The hot path checks that every tensor is on the first one's device by identity, and,
-    when the op has a fake, looks the call's key up; anything else (a new key, a wrong
-    argument, mixed devices) goes to `_first`, which raises or records the key.
-    """
+    name: str
+    schema: Schema
+    definition: CustomOpDef
+    __wrapped__: Callable[..., Any]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def register_kernel(
+        self, device_type: str, fn: Callable[..., Any] | None = None, *, priority: int = 0
+    ) -> Any: ...
+    def register_fake(self, fn: Callable[..., Any]) -> Callable[..., Any]: ...
+    def register_autograd(
+        self, backward: Callable[..., Any], *, setup_context: Callable[..., Any] | None = None
+    ) -> None: ...
+
+
+def install_call(op: CustomOpDef) -> CustomOp:
+    """Write the op's call function, or rewrite it in place (same function object, new
+    code) when what it must check changes: `register_fake` adds the meta step's key."""
+    source, scope = _call_source(op)
+    name = op.name.rpartition("::")[2]
+    code = compile(source, f"<custom op {op.name}>", "exec")
+    namespace: dict[str, Any] = {}
+    call: Any = op._call
+    if call is None:
+        exec(code, scope, namespace)
+        call = namespace[name]
+        call.__qualname__ = op.name
+        call.__module__ = op.__wrapped__.__module__
+        call.__doc__ = op.__wrapped__.__doc__
+        call.__wrapped__ = op.__wrapped__
+        call.name, call.schema, call.definition = op.name, op.schema, op
+        call.register_kernel = op.register_kernel
+        call.register_fake = op.register_fake
+        call.register_autograd = op.register_autograd
+        op._call = call
+    else:
+        exec(code, call.__globals__, namespace)
+        call.__code__ = namespace[name].__code__
+    return call
+
+
+def _call_source(op: CustomOpDef) -> tuple[str, dict[str, Any]]:
+    """The call's source and globals. The hot path checks that every tensor is on the
+    first one's device by identity, and, when the op has a fake, looks the call's key up;
+    anything else (a new key, a wrong argument, mixed devices) goes to `_first`, which
+    raises or records the key."""
     params = op.schema.params
     signature, call, key, same, grads = [], [], [], [], []
     tensors = [p for p in params if p.kind is Kind.TENSOR]
@@ -82,37 +125,38 @@ def generate_call(op: CustomOpDef) -> Callable[..., Any]:
     if first_keyword is not None:
         signature.insert(first_keyword, "*")
     args = f"({', '.join(p.name for p in params)},)"
-    dev = f"{first.name}._device" if first is not None else f"self._device_of({args})"
-    checks = [*same, "key in checked"] if op._fake is not None else same
+    dev = f"{first.name}._device" if first is not None else f"definition._device_of({args})"
+    fake = op._fake is not None
+    checks = [*same, "key in checked"] if fake else same
     lines = [
-        f"def __call__(self, {', '.join(signature)}):",
+        f"def {op.name.rpartition('::')[2]}({', '.join(signature)}):",
         "    key = None",
         "    try:",
         f"        dev = {dev}",
-    ]
-    if op._fake is not None:
-        lines.append(f"        key = ({', '.join(key)},)")
-    lines += [
+        f"        key = ({', '.join(key)},)" if fake else "        pass",
         f"        ok = {' and '.join(checks) or 'True'}",
         "    except (AttributeError, TypeError):  # not a tensor, or an unhashable argument",
         "        ok = False",
         "    if not ok:",
-        f"        dev = self._first(key, {args})",
-        "    fn = op.kernels.get(dev.type) or default or self._kernel(dev)",
+        f"        dev = definition._first(key, {args})",
+        "    fn = op.kernels.get(dev.type) or default or definition._kernel(dev)",
         # Tensors outside autograd (the common case) answer before the thread's grad mode.
         f"    if not ({' and '.join(grads)}) and STATE.enabled:",
-        f"        return self._function.apply(*{args})",
-        f"    result = fn({', '.join(call)})",
+        f"        return definition._function.apply(*{args})",
     ]
     if op.mutates_args:
-        lines.append(f"    self._bump({args})")
-    lines.append("    return None" if op.schema.returns is None else "    return result")
+        lines += [f"    result = fn({', '.join(call)})", f"    definition._bump({args})"]
+        lines.append("    return None" if op.schema.returns is None else "    return result")
+    elif op.schema.returns is None:
+        lines += [f"    fn({', '.join(call)})", "    return None"]
+    else:
+        lines.append(f"    return fn({', '.join(call)})")
     scope: dict[str, Any] = {
         "checked": op._checked,
         "op": op._op,
         "default": op._default,
+        "definition": op,
         "STATE": STATE,
         "_defaults": {p.name: p.default for p in params if p.default is not _EMPTY},
     }
-    exec(compile("\n".join(lines), f"<custom op {op.name}>", "exec"), scope)
-    return scope["__call__"]
+    return "\n".join(lines) + "\n", scope

@@ -28,7 +28,7 @@ from ember._device import device as Device
 from ember._dispatch import OPS, Kernel, Op, define
 from ember._tensor import Tensor
 from ember.autograd._function import Function
-from ember.library._call import CUSTOM_OPS, call_form, function_class, generate_call
+from ember.library._call import CUSTOM_OPS, CustomOp, call_form, function_class, install_call
 from ember.library._kernels import register_autograd, register_fake, register_kernel
 from ember.library._schema import Kind, Param, Schema, infer_schema
 
@@ -39,7 +39,8 @@ _META_CACHE_LIMIT = 4096  # distinct argument keys kept per op; then the cache s
 
 
 class CustomOpDef:
-    """A custom op: call it like the function it was defined from."""
+    """A custom op's definition: its schema, fake, autograd and dispatch state. Users hold
+    its call function (`custom_op`'s result, `ember.ops.<namespace>.<name>`)."""
 
     name: str
     schema: Schema
@@ -64,9 +65,11 @@ class CustomOpDef:
         self._has_autograd = False
         self._checked: dict[Any, bool] = {}
         self._op: Op = OPS[name] if name in OPS else define(name, composite=default)
+        self._call: CustomOp | None = None  # set by install_call
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # replaced per op (see _generate)
-        raise NotImplementedError
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        assert self._call is not None
+        return self._call(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<ember custom op {self.schema}>"
@@ -78,17 +81,17 @@ class CustomOpDef:
     ) -> Any:
         """Add a kernel for one device type (see `ember.library.register_kernel`): a
         `KernelHandle`, or without `fn` a decorator returning one."""
-        return register_kernel(self, device_type, fn, priority=priority)
+        return register_kernel(self.name, device_type, fn, priority=priority)
 
     def register_fake(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Set the op's fake (shape and dtype inference); returns `fn` (a decorator)."""
-        return register_fake(self, fn)
+        return register_fake(self.name, fn)
 
     def register_autograd(
         self, backward: Callable[..., Any], *, setup_context: Callable[..., Any] | None = None
     ) -> None:
         """Set the op's backward (see `ember.library.register_autograd`)."""
-        register_autograd(self, backward, setup_context=setup_context)
+        register_autograd(self.name, backward, setup_context=setup_context)
 
     # -- the call's slow paths -------------------------------------------------------------
 
@@ -213,10 +216,11 @@ def custom_op(
     `()` for a pure op). With `device_types=None`, `fn` is the op's default
     implementation, run on every device without a kernel of its own (written in ember
     ops it is a composite); otherwise `fn` becomes its kernel for those device types.
-    Usable as a decorator, or called with `fn`.
+    Usable as a decorator, or called with `fn`. Returns the op: a function with the
+    op's parameters, and `register_kernel`, `register_fake` and `register_autograd`.
     """
 
-    def define_op(fn: Callable[..., Any]) -> CustomOpDef:
+    def define_op(fn: Callable[..., Any]) -> CustomOp:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ValueError(f"custom_op: {name!r} is not a qualified name like 'mylib::my_op'")
         if name in CUSTOM_OPS or name in OPS:
@@ -224,14 +228,13 @@ def custom_op(
         mutated = (mutates_args,) if isinstance(mutates_args, str) else tuple(mutates_args)
         schema = infer_schema(name, fn)
         _check_mutations(schema, mutated)
-        kind = type(name, (CustomOpDef,), {})
-        op = kind(name, fn, schema, mutated, device_types is None)
-        kind.__call__ = generate_call(op)  # type: ignore[method-assign]
+        op = CustomOpDef(name, fn, schema, mutated, device_types is None)
+        call = install_call(op)
         CUSTOM_OPS[name] = op
         if device_types is not None:
             for device_type in [device_types] if isinstance(device_types, str) else device_types:
                 op.register_kernel(device_type, fn)
-        return op
+        return call
 
     return define_op if fn is None else define_op(fn)
 

@@ -7,8 +7,7 @@ from typing import Any
 
 from ember._device import device as Device
 from ember._dispatch import OPS, REGISTRY, Entry, describe_conflict
-from ember.library._call import CUSTOM_OPS
-from ember.library._custom_op import CustomOpDef
+from ember.library._call import CUSTOM_OPS, CustomOp
 from ember.library._kernels import registrant, resolve
 from ember.plugins._manager import MANAGER
 
@@ -62,7 +61,7 @@ def _supplier(entry: Entry) -> Supplier:
     return Supplier(entry.plugin, _function(entry.kernel), entry.priority)
 
 
-def explain(op: str | CustomOpDef, device: str | Device) -> Explanation:
+def explain(op: str | CustomOp, device: str | Device) -> Explanation:
     """Which plugin and function supply `op`'s kernel on `device` (a device or its type)."""
     name = resolve(op)
     MANAGER.ensure_loaded()

@@ -8,10 +8,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ember._dispatch import OPS, REGISTRY, Entry, Kernel
-from ember.library._call import CUSTOM_OPS, function_class, generate_call
+from ember.library._call import CUSTOM_OPS, function_class, install_call
 from ember.plugins._manager import MANAGER
 
 if TYPE_CHECKING:
+    from ember.library._call import CustomOp
     from ember.library._custom_op import CustomOpDef
 
 __all__ = [
@@ -40,8 +41,9 @@ class KernelHandle:
         return f"<kernel {e.op} on {e.device_type} from {e.plugin}, priority {e.priority}>"
 
 
-def resolve(op: str | CustomOpDef) -> str:
+def resolve(op: str | CustomOp) -> str:
     """The registry name of `op` (a name, or a custom op)."""
+    MANAGER.ensure_loaded()  # plugins define their ops when they load
     name = op if isinstance(op, str) else getattr(op, "name", op)
     if not isinstance(name, str):
         raise TypeError(f"expected an op name or a custom op, not {type(op).__name__}")
@@ -51,7 +53,7 @@ def resolve(op: str | CustomOpDef) -> str:
 
 
 def register_kernel(
-    op: str | CustomOpDef,
+    op: str | CustomOp,
     device_type: str,
     fn: Kernel | None = None,
     /,
@@ -82,7 +84,7 @@ def register_kernel(
     return register if fn is None else register(fn)
 
 
-def register_fake(op: str | CustomOpDef, fn: Callable[..., Any] | None = None, /) -> Any:
+def register_fake(op: str | CustomOp, fn: Callable[..., Any] | None = None, /) -> Any:
     """Set a custom op's fake: called with the op's arguments on the first call of each
     distinct combination of shapes, dtypes, devices and other arguments, before any
     kernel, it raises for bad inputs and returns outputs of the right shape and dtype
@@ -93,14 +95,14 @@ def register_fake(op: str | CustomOpDef, fn: Callable[..., Any] | None = None, /
         _check_binds(custom, fake, "register_fake: the fake")
         custom._fake = fake
         custom._checked.clear()
-        type(custom).__call__ = generate_call(custom)  # type: ignore[method-assign]
+        install_call(custom)
         return fake
 
     return register if fn is None else register(fn)
 
 
 def register_autograd(
-    op: str | CustomOpDef,
+    op: str | CustomOp,
     backward: Callable[..., Any],
     /,
     *,
@@ -128,7 +130,8 @@ def register_autograd(
     custom._has_autograd = True
 
 
-def _custom(op: str | CustomOpDef, what: str) -> CustomOpDef:
+def _custom(op: str | CustomOp, what: str) -> CustomOpDef:
+    MANAGER.ensure_loaded()
     custom = CUSTOM_OPS.get(op if isinstance(op, str) else getattr(op, "name", ""))
     if custom is None:
         raise ValueError(f"{what}: {op!r} is not a custom op (define it with custom_op)")

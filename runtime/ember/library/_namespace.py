@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from ember.library._call import CUSTOM_OPS
-from ember.library._custom_op import CustomOpDef
+from ember.library._call import CUSTOM_OPS, CustomOp
 from ember.plugins._manager import MANAGER
 
 __all__ = ["OpNamespace", "Ops"]
@@ -16,14 +15,15 @@ class OpNamespace:
     def __init__(self, name: str) -> None:
         self._name = name
 
-    def __getattr__(self, attr: str) -> CustomOpDef:
+    def __getattr__(self, attr: str) -> CustomOp:
         if attr.startswith("__"):
             raise AttributeError(attr)
         MANAGER.ensure_loaded()  # plugins define their ops when they load
         op = CUSTOM_OPS.get(f"{self._name}::{attr}")
         if op is None:
             raise AttributeError(f"no custom op {self._name}::{attr} is defined")
-        return op
+        assert op._call is not None
+        return op._call
 
     def __dir__(self) -> list[str]:
         prefix = f"{self._name}::"

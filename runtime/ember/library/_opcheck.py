@@ -17,7 +17,7 @@ import numpy as np
 from ember._dtype import float64
 from ember._tensor import Tensor
 from ember.autograd._gradcheck import gradcheck
-from ember.library._call import CUSTOM_OPS, call_form
+from ember.library._call import CUSTOM_OPS, CustomOp, call_form
 from ember.library._custom_op import CustomOpDef
 from ember.plugins._manager import MANAGER
 
@@ -163,7 +163,7 @@ def _check_gradients(op: CustomOpDef, where: str, args: tuple[Any, ...], device:
 
 
 def opcheck(
-    op: str | CustomOpDef,
+    op: str | CustomOp,
     samples: Iterable[Any],
     *,
     reference: Callable[..., Any] | None = None,
@@ -173,7 +173,7 @@ def opcheck(
     device type with a kernel for it (or `devices`). `reference` computes the expected
     outputs on cpu (default: the op's default implementation). Returns each check's
     outcome ("SUCCESS", or "SKIPPED: why"); raises OpCheckError on the first failure."""
-    custom = op if isinstance(op, CustomOpDef) else CUSTOM_OPS.get(op)
+    custom = CUSTOM_OPS.get(op if isinstance(op, str) else getattr(op, "name", ""))
     if custom is None:
         raise ValueError(f"opcheck: {op!r} is not a custom op")
     MANAGER.ensure_loaded()
