@@ -4,6 +4,10 @@ Each kernel family owns one `csrc/<family>.c` and one `csrc/<family>.cdef` (the
 declarations cffi exposes to Python). The elementwise loops are rendered from the
 runtime's expression table (`_render.py`) into the extension's own source. The build runs
 once, at install time; importing ember_cpu never compiles anything.
+
+`compile_options()` is the one list of flags, include directories and libraries, so that
+`ember_cpu.load_inline` compiles user kernels exactly as the built-in ones. Importing
+this module (rather than running it) builds nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TypedDict
 
 import scipy_openblas32
 from cffi import FFI
@@ -20,9 +25,16 @@ CSRC = HERE / "csrc"
 # The kernel sources this device shares with others (`ember.plugins.kernels`): from this
 # source tree when building in it, else from the installed ember.
 _TREE_KERNELS = HERE.parents[2] / "runtime/ember/plugins/kernels"
-# Run as a build script (cffi_modules), this file is not imported as part of ember_cpu.
-sys.path.insert(0, str(HERE.parent))
-from ember_cpu._render import render  # noqa: E402 - needs the path above
+
+
+class CompileOptions(TypedDict):
+    """The compiler and linker settings every CPU kernel is built with (setuptools' names)."""
+
+    include_dirs: list[str]
+    library_dirs: list[str]
+    libraries: list[str]
+    extra_compile_args: list[str]
+    extra_link_args: list[str]
 
 
 def _cflags() -> list[str]:
@@ -36,7 +48,8 @@ def _cflags() -> list[str]:
     return [*optimise, "-fno-math-errno", "-fno-trapping-math"]
 
 
-def _shared_kernels() -> Path:
+def shared_kernels_dir() -> Path:
+    """The folder of `ember.plugins.kernels` (em_dialect.h, ...), an include directory."""
     if (_TREE_KERNELS / "em_dialect.h").is_file():
         return _TREE_KERNELS
     from ember.plugins import kernels
@@ -44,7 +57,20 @@ def _shared_kernels() -> Path:
     return kernels.DIR
 
 
+def compile_options() -> CompileOptions:
+    """Flags (`EMBER_CPU_CFLAGS` replaces ours), OpenMP, OpenBLAS and the shared kernels."""
+    return CompileOptions(
+        include_dirs=[str(shared_kernels_dir()), scipy_openblas32.get_include_dir()],
+        library_dirs=[scipy_openblas32.get_lib_dir()],
+        libraries=[scipy_openblas32.get_library()],
+        extra_compile_args=_cflags(),
+        extra_link_args=["-fopenmp"],
+    )
+
+
 def _build() -> FFI:
+    from ember_cpu._render import render
+
     ffibuilder = FFI()
     declarations = "\n".join(p.read_text() for p in sorted(CSRC.glob("*.cdef")))
     ffibuilder.cdef(declarations)
@@ -52,22 +78,22 @@ def _build() -> FFI:
         str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(p)
         for p in CSRC.glob("*.c")
     )
-    lib_dir = scipy_openblas32.get_lib_dir()
+    options = compile_options()
+    options["include_dirs"].insert(0, str(CSRC))
     ffibuilder.set_source(
         "ember_cpu._kernels",
         # The cdef text doubles as the C prototypes the generated wrappers call.
         '#include "ember_cpu.h"\n' + declarations + render(),
         sources=sources,
-        include_dirs=[str(CSRC), str(_shared_kernels()), scipy_openblas32.get_include_dir()],
-        library_dirs=[lib_dir],
-        libraries=[scipy_openblas32.get_library()],
-        extra_compile_args=_cflags(),
-        extra_link_args=["-fopenmp"],
+        **options,
     )
     return ffibuilder
 
 
-ffibuilder = _build()
+if __name__ != "ember_cpu._build":
+    # Run as a build script (cffi_modules), this file is not imported as part of ember_cpu.
+    sys.path.insert(0, str(HERE.parent))
+    ffibuilder = _build()
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose="-v" in sys.argv)
