@@ -38,9 +38,13 @@ def _pair(rng: np.random.Generator) -> Inputs:
 
 @functools.cache
 def _ember_custom_add(ember: ModuleType) -> Any:
-    @ember.library.custom_op("bench::add", mutates_args=())
-    def add(a: ember.Tensor, b: ember.Tensor) -> ember.Tensor:
+    def add(a, b):  # type: ignore[no-untyped-def]
         return ember.add(a, b)
+
+    # The annotations as objects: this module's are strings (PEP 563), and `ember` here is
+    # a parameter, not a global they could resolve against.
+    add.__annotations__ = {"a": ember.Tensor, "b": ember.Tensor, "return": ember.Tensor}
+    add = ember.library.custom_op("bench::add", add, mutates_args=())
 
     # The built-in kernel-level call as the cpu kernel: what remains is the dispatch.
     ember.library.register_kernel(add, "cpu", ember.add)
@@ -49,11 +53,14 @@ def _ember_custom_add(ember: ModuleType) -> Any:
 
 @functools.cache
 def _torch_custom_add(torch: ModuleType) -> Any:
-    @torch.library.custom_op("bench::add", mutates_args=())
-    def add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    # The schema spelled out: this module's annotations are strings (PEP 563), which
+    # torch's schema inference does not resolve.
+    def add(a: Any, b: Any) -> Any:
         return torch.add(a, b)
 
-    return add
+    return torch.library.custom_op(
+        "bench::add", add, mutates_args=(), schema="(Tensor a, Tensor b) -> Tensor"
+    )
 
 
 def _custom_add(lib: ModuleType, ns: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +80,10 @@ def _fused(lib: ModuleType, ns: dict[str, Any]) -> dict[str, Any]:
     """Names for the statements: Ember's fused ops and composites, PyTorch's references,
     and leaves that require grad for the backward cases."""
     x, v = ns["x"], ns["v"]
-    names: dict[str, Any] = {"xg": x.detach().clone().requires_grad_(), "vg": v.detach().clone().requires_grad_()}
+    names: dict[str, Any] = {
+        "xg": x.detach().clone().requires_grad_(),
+        "vg": v.detach().clone().requires_grad_(),
+    }
     if lib.__name__ == "ember":
         import ember_fused
         from ember_fused import ops

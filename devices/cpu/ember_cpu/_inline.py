@@ -237,7 +237,7 @@ class _Toolchain(NamedTuple):
     flags: tuple[str, ...]
     includes: tuple[str, ...]
     links: tuple[str, ...]
-    shared_headers: str
+    headers: tuple[str, ...]  # folders whose headers a source may include
 
     def command(self, c_file: str, output: str) -> list[str]:
         return [
@@ -254,12 +254,17 @@ class _Toolchain(NamedTuple):
 
 def _toolchain(extra_cflags: Sequence[str]) -> _Toolchain:
     """The built-in kernels' settings, with `$CC` (else Python's compiler) as setuptools does."""
-    from ember_cpu._build import compile_options, shared_kernels_dir  # imports cffi, OpenBLAS
+    from ember_cpu._build import CSRC, compile_options, shared_kernels_dir  # cffi, OpenBLAS
 
     options = compile_options()
     python = [sysconfig.get_config_var(v) or "" for v in ("CFLAGS", "CCSHARED")]
     paths = sysconfig.get_paths()
-    includes = dict.fromkeys([paths["include"], paths["platinclude"], *options["include_dirs"]])
+    # The device's own headers too: kernels may include its vectorisable float32 math
+    # (`elementwise_math.h`: em_expf, em_erff, em_tanhf, ...), which libm's is not.
+    headers = (str(shared_kernels_dir()), str(CSRC))
+    includes = dict.fromkeys(
+        [paths["include"], paths["platinclude"], *options["include_dirs"], *headers]
+    )
     links = [f"-L{d}" for d in options["library_dirs"]]
     links += [f"-l{library}" for library in options["libraries"]]
     return _Toolchain(
@@ -267,7 +272,7 @@ def _toolchain(extra_cflags: Sequence[str]) -> _Toolchain:
         flags=(*shlex.split(" ".join(python)), *options["extra_compile_args"], *extra_cflags),
         includes=tuple(f"-I{d}" for d in includes),
         links=(*links, *options["extra_link_args"]),
-        shared_headers=str(shared_kernels_dir()),
+        headers=headers,
     )
 
 
@@ -298,10 +303,10 @@ def _machine() -> str:
 
 
 @functools.cache
-def _dependencies(shared_headers: str) -> str:
-    """What the build includes or generates beyond the user's text: the shared kernel
+def _dependencies(folders: tuple[str, ...]) -> str:
+    """What the build includes or generates beyond the user's text: the includable
     headers' contents and the versions of the packages behind the rest."""
-    headers = sorted(Path(shared_headers).glob("*.h"))
+    headers = sorted(h for folder in folders for h in Path(folder).glob("*.h"))
     versions = []
     for distribution in ("ember", "ember-cpu", "cffi", "scipy-openblas32"):
         try:
@@ -326,7 +331,7 @@ def _key(
         _machine(),
         sys.implementation.cache_tag or "",
         sysconfig.get_config_var("EXT_SUFFIX") or "",
-        _dependencies(toolchain.shared_headers),
+        _dependencies(toolchain.headers),
     )
     for part in parts:
         digest.update(part.encode())

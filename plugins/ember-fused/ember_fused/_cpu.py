@@ -15,9 +15,12 @@ from ember_fused import ops
 
 __all__ = ["KERNELS"]
 
+# elementwise_math.h is the cpu device's vectorisable float32 math (libm's expf and erff
+# keep a loop scalar); load_inline puts it on the include path.
 SOURCE = r"""
 #include <math.h>
 #include <stdint.h>
+#include "elementwise_math.h"
 
 /* y = x * rstd * w per row; rstd = 1 / sqrt(mean(x^2) + eps). */
 void rms_norm_f32(float *y, const float *x, const float *w, int64_t rows, int64_t cols,
@@ -76,9 +79,10 @@ void bias_gelu_f32(float *y, const float *x, const float *b, int64_t rows, int64
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
         float *yr = y + r * cols;
+        #pragma omp simd
         for (int64_t c = 0; c < cols; c++) {
             const float u = xr[c] + b[c];
-            yr[c] = 0.5f * u * (1.0f + erff(u * 0.70710678118654752f));
+            yr[c] = 0.5f * u * (1.0f + em_erff(u * 0.70710678118654752f));
         }
     }
 }
@@ -90,10 +94,11 @@ void bias_gelu_backward_f32(float *gx, float *gb, const float *g, const float *x
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols, *gr = g + r * cols;
         float *gxr = gx + r * cols;
+        #pragma omp simd
         for (int64_t c = 0; c < cols; c++) {
             const float u = xr[c] + b[c];
-            const float cdf = 0.5f * (1.0f + erff(u * 0.70710678118654752f));
-            const float pdf = expf(-0.5f * u * u) * 0.39894228040143268f;
+            const float cdf = 0.5f * (1.0f + em_erff(u * 0.70710678118654752f));
+            const float pdf = em_expf(-0.5f * u * u) * 0.39894228040143268f;
             gxr[c] = gr[c] * (cdf + u * pdf);
         }
     }
@@ -118,8 +123,9 @@ void logsumexp_f32(float *out, const float *x, int64_t rows, int64_t cols) {
         const float *xr = x + r * cols;
         float peak = -INFINITY;
         int nan = 0;
+        #pragma omp simd reduction(| : nan) reduction(max : peak)
         for (int64_t c = 0; c < cols; c++) {
-            nan |= isnan(xr[c]);
+            nan |= xr[c] != xr[c];
             peak = xr[c] > peak ? xr[c] : peak;
         }
         if (nan) {
@@ -129,7 +135,7 @@ void logsumexp_f32(float *out, const float *x, int64_t rows, int64_t cols) {
         if (isinf(peak)) peak = 0.0f;
         float total = 0.0f;
         #pragma omp simd reduction(+ : total)
-        for (int64_t c = 0; c < cols; c++) total += expf(xr[c] - peak);
+        for (int64_t c = 0; c < cols; c++) total += em_expf(xr[c] - peak);
         out[r] = logf(total) + peak;
     }
 }
@@ -211,6 +217,9 @@ def bias_gelu_backward(grad: Tensor, x: Tensor, bias: Tensor) -> tuple[Tensor, T
 def logsumexp(out: Tensor, a: Tensor, dims: tuple[int, ...]) -> None:
     """The cpu `logsumexp` kernel (out in keepdim form): fused over the last dim of a
     float32 tensor, the composite's formula in ember ops otherwise."""
+    if a.numel() == 0:  # sums over nothing: log(0)
+        out.fill_(float("-inf"))
+        return
     if _fast(a, out) and a.ndim and tuple(dims) == (a.ndim - 1,):
         lib = _library()
         rows, cols = _shape(a)

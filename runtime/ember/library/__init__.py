@@ -17,11 +17,13 @@ from ember.library._call import CustomOp
 from ember.library._compile_error import CompileError
 from ember.library._custom_op import CustomOpDef, custom_op
 from ember.library._explain import Explanation, Supplier, explain
+from ember.library._geometry import elementwise_plan
 from ember.library._kernels import KernelHandle, register_autograd, register_fake, register_kernel
 from ember.library._opcheck import OpCheckError, opcheck
 
 __all__ = [
     "CompileError", "CustomOp", "CustomOpDef", "Explanation", "KernelConflictWarning",
-    "KernelHandle", "OpCheckError", "Supplier", "custom_op", "explain", "opcheck",
+    "KernelHandle", "OpCheckError", "Supplier", "custom_op", "elementwise_plan", "explain",
+    "opcheck",
     "register_autograd", "register_fake", "register_kernel",
 ]  # fmt: skip

@@ -30,7 +30,8 @@ class Explanation:
 
     kind: "native" (a hand-written kernel), "rendered" (generated from the expression
     table), "composite" (written in ember ops, or a custom op's default implementation)
-    or "missing". `overrides`: the other registrations, next in precedence first.
+    or "missing". `overrides`: the other registrations, next in precedence first;
+    `replaces_composite`: the kernel runs instead of the op's composite.
     """
 
     op: str
@@ -39,6 +40,7 @@ class Explanation:
     supplier: Supplier | None
     overrides: tuple[Supplier, ...]
     conflict: str | None  # the tie at the priority in use, if there is one
+    replaces_composite: bool = False
 
     def __str__(self) -> str:
         lines = [f"{self.op} on {self.device_type}: {self.kind}"]
@@ -46,6 +48,8 @@ class Explanation:
             lines.append(f"  kernel: {self.supplier}")
         for other in self.overrides:
             lines.append(f"  overrides: {other}")
+        if self.replaces_composite:
+            lines.append("  replaces: the composite (the op written in ember ops)")
         if self.conflict is not None:
             lines.append(f"  conflict: {self.conflict}")
         return "\n".join(lines)
@@ -74,7 +78,10 @@ def explain(op: str | CustomOp, device: str | Device) -> Explanation:
     if entries:
         kind = "rendered" if entries[0].rendered else "native"
         overrides = tuple(_supplier(e) for e in entries[1:])
-        return Explanation(name, device_type, kind, _supplier(entries[0]), overrides, described)
+        replaces = OPS[name].composite and name not in CUSTOM_OPS
+        return Explanation(
+            name, device_type, kind, _supplier(entries[0]), overrides, described, replaces
+        )
     custom = CUSTOM_OPS.get(name)
     if custom is not None and custom._default is not None:
         default = Supplier(registrant(custom._default), _function(custom._default), 0)
