@@ -13,6 +13,7 @@ this module (rather than running it) builds nothing.
 from __future__ import annotations
 
 import os
+import platform
 import sys
 from pathlib import Path
 from typing import TypedDict
@@ -45,6 +46,10 @@ def _cflags() -> list[str]:
     # No math errno nor FP traps: libm calls inline, and the selects of the float32 math
     # (elementwise_math.h) if-convert, so their loops vectorise; results are unchanged.
     optimise = ["-O3", "-march=native", "-fopenmp", "-std=gnu11"]
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        # GCC's tuning for AMD Zen 1 (what -march=native picks on many EPYC VMs) prefers
+        # 128-bit vectors even where AVX2 has 256: 6-13% on float32 exp, add and sum here.
+        optimise.append("-mprefer-vector-width=256")
     return [*optimise, "-fno-math-errno", "-fno-trapping-math"]
 
 
