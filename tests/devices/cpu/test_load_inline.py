@@ -49,12 +49,22 @@ int team_size(int requested) {
     return size;
 }
 
+int default_team(void) {
+    int size = 0;
+    #pragma omp parallel
+    {
+        #pragma omp single
+        size = omp_get_num_threads();
+    }
+    return size;
+}
+
 void matmul(int m, int n, int k, const double *a, const double *b, double *c) {
     scipy_cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, k, b, n,
                       0.0, c, n);
 }
 """
-FUNCTIONS = ["saxpy", "row_square_sums", "team_size", "matmul"]
+FUNCTIONS = ["saxpy", "row_square_sums", "team_size", "default_team", "matmul"]
 
 LOAD_AND_REPORT = """
 import json, sys
@@ -126,6 +136,16 @@ def test_openmp_pragmas_make_real_teams(kernels: InlineLibrary) -> None:
     assert kernels.team_size(3) == 3
 
 
+def test_plain_parallel_regions_follow_ember_set_num_threads(kernels: InlineLibrary) -> None:
+    before = ember.get_num_threads()
+    try:
+        for n in (1, 3):
+            ember.set_num_threads(n)
+            assert kernels.default_team() == n
+    finally:
+        ember.set_num_threads(before)
+
+
 def test_blas_is_linked(kernels: InlineLibrary) -> None:
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((5, 7)), rng.standard_normal((7, 3))
@@ -178,6 +198,7 @@ def test_prototypes_come_from_the_definitions() -> None:
         "void saxpy(long n, float a, const float *restrict x, float *restrict y);",
         "void row_square_sums(long rows, long cols, const double *x, double *out);",
         "int team_size(int requested);",
+        "int default_team(void);",
         "void matmul(int m, int n, int k, const double *a, const double *b, double *c);",
     ]
 

@@ -42,6 +42,9 @@ static int thread_budget;  /* 0: OpenMP's default (OMP_NUM_THREADS or the core c
 void em_set_num_threads(int n) {
     __atomic_store_n(&thread_budget, n, __ATOMIC_RELAXED);
     scipy_openblas_set_num_threads(n);
+    /* Kernels outside this extension (ember_cpu.load_inline's) open plain `omp parallel`
+       regions, which take the calling thread's OpenMP default: make it the budget too. */
+    if (n > 0) omp_set_num_threads(n);
 }
 
 int em_threads(void) {
