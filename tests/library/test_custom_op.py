@@ -261,3 +261,29 @@ def test_bad_autograd_registrations_are_errors() -> None:
         fill_.register_autograd(lambda ctx, g: g)
     with pytest.raises(ValueError, match="not a custom op"):
         library.register_autograd("add", lambda ctx, g: g)
+
+
+def test_the_c_fast_path_and_the_python_call_agree() -> None:
+    """OpCall's fast path (positional, plain tensors outside autograd, one device) and the
+    generated Python call it falls back to give the same kernel the same arguments."""
+    op = define_scaled_add()
+    seen: list[tuple[object, ...]] = []
+
+    def kernel(a: ember.Tensor, b: ember.Tensor, alpha: float = 1.0) -> ember.Tensor:
+        seen.append((a, b, alpha))
+        return ember.add(a, b, alpha=alpha)
+
+    handle = op.register_kernel("cpu", kernel)
+    try:
+        x, y = ember.ones(3), ember.arange(3.0)
+        fast = op(x, y, 2.0)
+        slow = op.fallback(x, y, 2.0)  # type: ignore[attr-defined]
+        keyword = op(x, y, alpha=2.0)
+        parameter = op(ember.nn.Parameter(ember.ones(3)), y, 2.0)  # a Tensor subclass
+        for result in (fast, slow, keyword, parameter):
+            assert result.tolist() == [1.0, 3.0, 5.0]
+        assert [s[2] for s in seen] == [2.0, 2.0, 2.0, 2.0]
+        assert all(s[0] is x and s[1] is y for s in seen[:3])
+    finally:
+        handle.remove()
+    assert op(x, y, 2.0).tolist() == [1.0, 3.0, 5.0]  # the default again, through C

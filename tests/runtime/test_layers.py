@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "contracts",
         (
             "ember._errors", "ember._dtype", "ember._backend", "ember._dispatch",
-            "ember._upper", "ember._plan", "ember.utils", "ember.utils.hooks",
+            "ember._upper", "ember._plan", "ember._cdispatch", "ember.utils", "ember.utils.hooks",
         ),
     ),
     # Devices and memory: plugin discovery, device objects, the caching allocator,

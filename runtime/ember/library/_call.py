@@ -6,8 +6,11 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from ember._cdispatch import OpCall
+from ember._device import device as Device
+from ember._tensor import Tensor
 from ember.autograd._function import Function
 from ember.autograd._mode import STATE
 from ember.library._schema import Kind, Schema
@@ -68,29 +71,46 @@ class CustomOp(Protocol):
 
 
 def install_call(op: CustomOpDef) -> CustomOp:
-    """Write the op's call function, or rewrite it in place (same function object, new
-    code) when what it must check changes: `register_fake` adds the meta step's key."""
+    """Write the op's call, or rewrite it in place when what it must check changes
+    (`register_fake` adds the meta step's key).
+
+    The call is an `OpCall` (C, `_cdispatch.c`): its fast path takes positional calls on
+    tensors outside autograd that share a device (and whose key is checked, with a fake),
+    and everything else goes to the generated Python function, which does it all."""
     source, scope = _call_source(op)
     name = op.name.rpartition("::")[2]
     code = compile(source, f"<custom op {op.name}>", "exec")
     namespace: dict[str, Any] = {}
     call: Any = op._call
-    if call is None:
-        exec(code, scope, namespace)
-        call = namespace[name]
-        call.__qualname__ = op.name
-        call.__module__ = op.__wrapped__.__module__
-        call.__doc__ = op.__wrapped__.__doc__
-        call.__wrapped__ = op.__wrapped__
-        call.name, call.schema, call.definition = op.name, op.schema, op
-        call.register_kernel = op.register_kernel
-        call.register_fake = op.register_fake
-        call.register_autograd = op.register_autograd
-        op._call = call
-    else:
-        exec(code, call.__globals__, namespace)
-        call.__code__ = namespace[name].__code__
+    if call is not None:
+        exec(code, call.fallback.__globals__, namespace)
+        call.fallback.__code__ = namespace[name].__code__
+        call.use_key = op._fake is not None
+        return call
+    exec(code, scope, namespace)
+    fallback = namespace[name]
+    fallback.__qualname__ = op.name
+    kinds = tuple(_FAST_KINDS.get(p.kind, -1) for p in op.schema.params)
+    fast = not op.mutates_args and -1 not in kinds and _TENSOR in kinds
+    call = OpCall(
+        fallback, op._op, op._default, op._checked, Tensor, Device, kinds if fast else (), fast
+    )
+    call.use_key = op._fake is not None
+    call.__qualname__ = call.__name__ = op.name
+    call.__module__ = op.__wrapped__.__module__
+    call.__doc__ = op.__wrapped__.__doc__
+    call.__wrapped__ = op.__wrapped__
+    call.name, call.schema, call.definition = op.name, op.schema, op
+    call.register_kernel = op.register_kernel
+    call.register_fake = op.register_fake
+    call.register_autograd = op.register_autograd
+    op._call = call
     return call
+
+
+# The parameter kinds the C fast path takes (its codes); others always use the fallback.
+_TENSOR: Final = 0
+_FAST_KINDS: Final = {Kind.TENSOR: _TENSOR, Kind.VALUE: 1}
 
 
 def _call_source(op: CustomOpDef) -> tuple[str, dict[str, Any]]:
