@@ -9,12 +9,13 @@ CPU_SOURCES := $(wildcard devices/cpu/ember_cpu/csrc/*) devices/cpu/ember_cpu/_b
 	runtime/ember/plugins/ops.py $(wildcard runtime/ember/plugins/kernels/*.h) \
 	devices/cpu/setup.py devices/cpu/pyproject.toml
 OPENCL_PACKAGE := devices/opencl/pyproject.toml
+CUDA_PACKAGE := devices/cuda/pyproject.toml
 
 .PHONY: setup demo test lint typecheck pytest bench clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py runtime/ember/_cstorage.c runtime/ember/_cdispatch.c $(CPU_SOURCES) $(OPENCL_PACKAGE) plugins/ember-numpy/pyproject.toml \
+$(STAMP): pyproject.toml setup.py runtime/ember/_cstorage.c runtime/ember/_cdispatch.c $(CPU_SOURCES) $(OPENCL_PACKAGE) $(CUDA_PACKAGE) plugins/ember-numpy/pyproject.toml \
 	plugins/ember-fused/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -22,6 +23,9 @@ $(STAMP): pyproject.toml setup.py runtime/ember/_cstorage.c runtime/ember/_cdisp
 	$(BIN)/python -m pip install --quiet -e devices/cpu
 	# The OpenCL device with PoCL, a CPU OpenCL runtime from PyPI, so it runs everywhere.
 	$(BIN)/python -m pip install --quiet -e 'devices/opencl[pocl]'
+	# The CUDA device on CuPy and NVRTC: without a GPU it reports itself unavailable, and
+	# the tests compile every one of its programs.
+	$(BIN)/python -m pip install --quiet -e 'devices/cuda[cuda13]'
 	# The reference device in NumPy, the template for plugin authors (docs/plugins/).
 	$(BIN)/python -m pip install --quiet --no-deps -e plugins/ember-numpy
 	# A kernel package as a third party ships one (docs/plugins/writing-kernels.md).
@@ -52,4 +56,4 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) build devices/cpu/build devices/cpu/ember_cpu/_kernels*.so \
-		devices/opencl/build
+		devices/opencl/build devices/cuda/build runtime/ember/_c*.so

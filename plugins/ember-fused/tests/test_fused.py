@@ -11,11 +11,11 @@ import subprocess
 import sys
 from typing import Any
 
-import ember_fused
 import numpy as np
 import pytest
 
 import ember
+import ember_fused
 from ember import library
 
 RNG = np.random.default_rng(11)
