@@ -1,0 +1,1 @@
+"""The repository's maintenance tools (run from the repository root: `python -m tools.<name>`)."""
