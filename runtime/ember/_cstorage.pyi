@@ -4,7 +4,9 @@ from typing import Any
 from ember._allocator import CachingAllocator, FreeLists
 from ember._blocks import Block
 from ember._device import device as _device
+from ember._dtype import dtype as _dtype
 from ember._stream import Stream
+from ember._tensor import Tensor
 
 class Storage:
     """A device buffer plus the version counter that in-place ops bump."""
@@ -30,3 +32,9 @@ class Storage:
 
 def configure(small_limit: int, rounding: int, stream_home: Any) -> None:
     """The allocator's small-block limit and rounding, and stream_home(alloc, dev)."""
+
+def empty_tensor(shape: tuple[int, ...], dt: _dtype, dev: _device) -> Tensor:
+    """A new contiguous tensor with uninitialised memory (the allocation fast path)."""
+
+def configure_tensor(tensor: type, layout_cache: dict[Any, Any], contiguous_layout: Any) -> None:
+    """The Tensor type empty_tensor builds, its layout memo and the memo's filler."""

@@ -119,3 +119,33 @@ def test_concurrent_allocation_and_free_keep_the_accounting(dev: ember.device) -
         thread.join()
     assert not errors
     assert ember.memory.memory_allocated(dev) == before
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3, 4), (7, 0, 2)])
+def test_empty_tensor_builds_what_the_python_factory_built(
+    dev: ember.device, shape: tuple[int, ...]
+) -> None:
+    from ember._tensor import empty_tensor
+
+    for dtype in (ember.float32, ember.int64, ember.bool):
+        t = empty_tensor(shape, dtype, dev)
+        assert type(t) is ember.Tensor and t.shape == shape and t.dtype == dtype
+        assert t.device == dev and t.storage_offset() == 0 and t.is_contiguous()
+        # PyTorch's contiguous strides: the product of the later sizes, a 0 counted as 1
+        expected = tuple(
+            int(np.prod([max(n, 1) for n in shape[i + 1 :]])) for i in range(len(shape))
+        )
+        assert t.stride() == expected
+        assert t._storage.nbytes == int(np.prod(shape)) * dtype.itemsize
+        assert t.grad_fn is None and not t.requires_grad
+        t.fill_(1)
+        assert np.asarray(t).sum() == int(np.prod(shape))
+
+
+def test_empty_tensor_checks_its_arguments(dev: ember.device) -> None:
+    from ember._tensor import empty_tensor
+
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        empty_tensor((2,), ember.float32)  # type: ignore[call-arg]
+    with pytest.raises(AttributeError):
+        empty_tensor((2,), "float32", dev)  # type: ignore[arg-type]
