@@ -36,7 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final, NamedTuple
 
-from ember.library import CompileError
+from ember.library import CompileError, inline_names
 from ember.plugins.sdk import Tensor
 from ember_cpu import _lib  # noqa: F401 - preloads the OpenBLAS that inline builds link
 
@@ -145,7 +145,10 @@ def load_inline(
     if found is not None:
         STATS["memory_hits"] += 1
         return found
-    names = _function_names(functions)
+    names = inline_names(
+        functions, caller="ember_cpu.load_inline", what="function", holder="InlineLibrary",
+        reserved=_RESERVED,
+    )  # fmt: skip
     if not name.isidentifier():
         raise ValueError(f"ember_cpu.load_inline: name must be a C identifier, got {name!r}")
     declarations = cdef if cdef is not None else _declarations(source, names)
@@ -174,21 +177,6 @@ _SPECIFIERS: Final = re.compile(
     r"\b(?:static|inline|__inline__|__inline|extern)\b"
     r"|__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)"
 )
-
-
-def _function_names(functions: str | Sequence[str]) -> tuple[str, ...]:
-    names = (functions,) if isinstance(functions, str) else tuple(functions)
-    if not names:
-        raise ValueError("ember_cpu.load_inline: name at least one function")
-    for function in names:
-        if not function.isidentifier():
-            raise ValueError(f"ember_cpu.load_inline: {function!r} is not a C function name")
-        if function in _RESERVED:
-            raise ValueError(
-                f"ember_cpu.load_inline: a function named {function!r} would hide "
-                f"InlineLibrary.{function}; rename it"
-            )
-    return names
 
 
 def _declarations(source: str, functions: Sequence[str]) -> str:

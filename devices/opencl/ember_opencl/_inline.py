@@ -23,7 +23,7 @@ import numpy as np
 import pyopencl as cl
 
 import ember
-from ember.library import CompileError
+from ember.library import CompileError, inline_names
 from ember.plugins import kernels as shared_kernels
 from ember.plugins.sdk import Tensor
 from ember_opencl import _launch, _programs
@@ -169,7 +169,10 @@ def load_inline(
     found = _programs_built.get(call)
     if found is not None:
         return found
-    names = _kernel_names(kernels)
+    names = inline_names(
+        kernels, caller="ember_opencl.load_inline", what="kernel", holder="InlineProgram",
+        reserved=_RESERVED,
+    )  # fmt: skip
     if not name.isidentifier():
         raise ValueError(f"ember_opencl.load_inline: name must be an identifier, got {name!r}")
     signatures = _signatures(source, names)
@@ -186,21 +189,6 @@ def load_inline(
         }
         found = _programs_built[call] = InlineProgram(program, dev, built)
         return found
-
-
-def _kernel_names(kernels: str | Sequence[str]) -> tuple[str, ...]:
-    names = (kernels,) if isinstance(kernels, str) else tuple(kernels)
-    if not names:
-        raise ValueError("ember_opencl.load_inline: name at least one kernel")
-    for kernel in names:
-        if not kernel.isidentifier():
-            raise ValueError(f"ember_opencl.load_inline: {kernel!r} is not a kernel name")
-        if kernel in _RESERVED:
-            raise ValueError(
-                f"ember_opencl.load_inline: a kernel named {kernel!r} would hide "
-                f"InlineProgram.{kernel}; rename it"
-            )
-    return names
 
 
 def _device(device: Any) -> ember.device:

@@ -12,6 +12,7 @@ from typing import Any
 import ember
 from ember import Tensor
 from ember_fused import ops
+from ember_fused._layout import fast, rows_cols
 
 __all__ = ["KERNELS"]
 
@@ -154,58 +155,46 @@ def _library() -> Any:
     return ember_cpu.load_inline(SOURCE, functions=_FUNCTIONS, name="ember_fused")
 
 
-def _fast(*tensors: Tensor) -> bool:
-    """float32, contiguous from the storage's start: what the C kernels read."""
-    return all(
-        t.dtype == ember.float32 and t.is_contiguous() and t.storage_offset() == 0 for t in tensors
-    )
-
-
-def _shape(x: Tensor) -> tuple[int, int]:
-    cols = x.shape[-1]
-    return (x.numel() // cols if cols else 0), cols
-
-
 def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-6) -> Tensor:
-    if not _fast(x, weight):
+    if not fast(x, weight):
         return ops.rms_norm.__wrapped__(x, weight, eps)
     lib, y = _library(), ember.empty_like(x)
-    rows, cols = _shape(x)
+    rows, cols = rows_cols(x)
     if rows and cols:
         lib.rms_norm_f32(lib.ptr(y), lib.ptr(x), lib.ptr(weight), rows, cols, eps)
     return y
 
 
 def rms_norm_backward(grad: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:
-    if not _fast(grad, x, weight):
+    if not fast(grad, x, weight):
         return ops.rms_norm_backward.__wrapped__(grad, x, weight, eps)
-    lib, rows_cols = _library(), _shape(x)
+    lib, (rows, cols) = _library(), rows_cols(x)
     grad_x, grad_weight = ember.empty_like(x), ember.zeros_like(weight)
-    rstd = ember.empty(max(rows_cols[0], 1))
-    if all(rows_cols):
+    rstd = ember.empty(max(rows, 1))
+    if rows and cols:
         lib.rms_norm_backward_f32(
             lib.ptr(grad_x), lib.ptr(grad_weight), lib.ptr(rstd), lib.ptr(grad), lib.ptr(x),
-            lib.ptr(weight), *rows_cols, eps,
+            lib.ptr(weight), rows, cols, eps,
         )  # fmt: skip
     return grad_x, grad_weight
 
 
 def bias_gelu(x: Tensor, bias: Tensor) -> Tensor:
-    if not _fast(x, bias):
+    if not fast(x, bias):
         return ops.bias_gelu.__wrapped__(x, bias)
     lib, y = _library(), ember.empty_like(x)
-    rows, cols = _shape(x)
+    rows, cols = rows_cols(x)
     if rows and cols:
         lib.bias_gelu_f32(lib.ptr(y), lib.ptr(x), lib.ptr(bias), rows, cols)
     return y
 
 
 def bias_gelu_backward(grad: Tensor, x: Tensor, bias: Tensor) -> tuple[Tensor, Tensor]:
-    if not _fast(grad, x, bias):
+    if not fast(grad, x, bias):
         return ops.bias_gelu_backward.__wrapped__(grad, x, bias)
     lib = _library()
     grad_x, grad_bias = ember.empty_like(x), ember.zeros_like(bias)
-    rows, cols = _shape(x)
+    rows, cols = rows_cols(x)
     if rows and cols:
         lib.bias_gelu_backward_f32(
             lib.ptr(grad_x), lib.ptr(grad_bias), lib.ptr(grad), lib.ptr(x), lib.ptr(bias),
@@ -220,9 +209,9 @@ def logsumexp(out: Tensor, a: Tensor, dims: tuple[int, ...]) -> None:
     if a.numel() == 0:  # sums over nothing: log(0)
         out.fill_(float("-inf"))
         return
-    if _fast(a, out) and a.ndim and tuple(dims) == (a.ndim - 1,):
+    if fast(a, out) and a.ndim and tuple(dims) == (a.ndim - 1,):
         lib = _library()
-        rows, cols = _shape(a)
+        rows, cols = rows_cols(a)
         if rows and cols:
             lib.logsumexp_f32(lib.ptr(out), lib.ptr(a), rows, cols)
             return

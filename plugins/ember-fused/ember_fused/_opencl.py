@@ -15,6 +15,7 @@ from typing import Any
 import ember
 from ember import Tensor
 from ember_fused import ops
+from ember_fused._layout import fast, rows_cols
 
 __all__ = ["KERNELS"]
 
@@ -109,32 +110,21 @@ def _program(dev: ember.device) -> Any:
     return program
 
 
-def _fast(*tensors: Tensor) -> bool:
-    return all(
-        t.dtype == ember.float32 and t.is_contiguous() and t.storage_offset() == 0 for t in tensors
-    )
-
-
-def _shape(x: Tensor) -> tuple[int, int]:
-    cols = x.shape[-1]
-    return (x.numel() // cols if cols else 0), cols
-
-
 def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-6) -> Tensor:
-    if not _fast(x, weight):
+    if not fast(x, weight):
         return ops.rms_norm.__wrapped__(x, weight, eps)
     y = ember.empty_like(x)
-    rows, cols = _shape(x)
+    rows, cols = rows_cols(x)
     if rows and cols:
         _program(x.device).rms_norm_f32(rows, y, x, weight, rows, cols, eps)
     return y
 
 
 def rms_norm_backward(grad: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:
-    if not _fast(grad, x, weight):
+    if not fast(grad, x, weight):
         return ops.rms_norm_backward.__wrapped__(grad, x, weight, eps)
     grad_x, grad_weight = ember.empty_like(x), ember.zeros_like(weight)
-    rows, cols = _shape(x)
+    rows, cols = rows_cols(x)
     if rows and cols:
         program = _program(x.device)
         rstd = ember.empty(rows, device=x.device)
@@ -144,7 +134,7 @@ def rms_norm_backward(grad: Tensor, x: Tensor, weight: Tensor, eps: float) -> tu
 
 
 def bias_gelu(x: Tensor, bias: Tensor) -> Tensor:
-    if not _fast(x, bias):
+    if not fast(x, bias):
         return ops.bias_gelu.__wrapped__(x, bias)
     y = ember.empty_like(x)
     if x.numel():
@@ -153,10 +143,10 @@ def bias_gelu(x: Tensor, bias: Tensor) -> Tensor:
 
 
 def bias_gelu_backward(grad: Tensor, x: Tensor, bias: Tensor) -> tuple[Tensor, Tensor]:
-    if not _fast(grad, x, bias):
+    if not fast(grad, x, bias):
         return ops.bias_gelu_backward.__wrapped__(grad, x, bias)
     grad_x, grad_bias = ember.empty_like(x), ember.zeros_like(bias)
-    rows, cols = _shape(x)
+    rows, cols = rows_cols(x)
     if rows and cols:
         program = _program(x.device)
         program.bias_gelu_backward_f32(x.numel(), grad_x, grad, x, bias, x.numel(), cols)

@@ -18,12 +18,13 @@ from ember.library._compile_error import CompileError
 from ember.library._custom_op import CustomOpDef, custom_op
 from ember.library._explain import Explanation, Supplier, explain
 from ember.library._geometry import elementwise_plan
+from ember.library._inline_names import inline_names
 from ember.library._kernels import KernelHandle, register_autograd, register_fake, register_kernel
 from ember.library._opcheck import OpCheckError, opcheck
 
 __all__ = [
     "CompileError", "CustomOp", "CustomOpDef", "Explanation", "KernelConflictWarning",
     "KernelHandle", "OpCheckError", "Supplier", "custom_op", "elementwise_plan", "explain",
-    "opcheck",
+    "inline_names", "opcheck",
     "register_autograd", "register_fake", "register_kernel",
 ]  # fmt: skip
