@@ -15,7 +15,7 @@ CUDA_PACKAGE := devices/cuda/pyproject.toml
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py runtime/ember/_cstorage.c runtime/ember/_cdispatch.c $(CPU_SOURCES) $(OPENCL_PACKAGE) $(CUDA_PACKAGE) plugins/ember-numpy/pyproject.toml \
+$(STAMP): pyproject.toml setup.py runtime/ember/_cstorage.c runtime/ember/_cdispatch.c runtime/ember/_cslots.h $(CPU_SOURCES) $(OPENCL_PACKAGE) $(CUDA_PACKAGE) plugins/ember-numpy/pyproject.toml \
 	plugins/ember-fused/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip

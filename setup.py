@@ -9,7 +9,12 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("ember._cstorage", ["runtime/ember/_cstorage.c"], extra_compile_args=["-O2"]),
-        Extension("ember._cdispatch", ["runtime/ember/_cdispatch.c"], extra_compile_args=["-O2"]),
+        Extension(
+            f"ember.{name}",
+            [f"runtime/ember/{name}.c"],
+            depends=["runtime/ember/_cslots.h"],
+            extra_compile_args=["-O2"],
+        )
+        for name in ("_cstorage", "_cdispatch")
     ]
 )

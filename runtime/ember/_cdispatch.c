@@ -14,6 +14,8 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include "_cslots.h"
+
 enum { PARAM_TENSOR = 0, PARAM_VALUE = 1 };
 
 typedef struct {
@@ -35,28 +37,7 @@ typedef struct {
     int use_key;         /* the op has a fake: a call's key must be in `checked` */
 } OpCall;
 
-static PyObject *s_device, *s_autograd, *s_shape, *s_dtype, *s_kernels, *s_type;
 
-#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
-
-/* The offset of the object slot `name` of instances of `type` (a __slots__ member). */
-static Py_ssize_t
-slot_offset(PyObject *type, PyObject *name)
-{
-    PyObject *descr = PyObject_GetAttr(type, name);
-    if (descr == NULL)
-        return -1;
-    Py_ssize_t offset = -1;
-    if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
-        if (member->type == T_OBJECT_EX || member->type == T_OBJECT)
-            offset = member->offset;
-    }
-    Py_DECREF(descr);
-    if (offset < 0)
-        PyErr_Format(PyExc_TypeError, "OpCall: %R.%U is not an object slot", type, name);
-    return offset;
-}
 
 /* The meta step's key, as the Python call builds it: (shape, dtype) per tensor, the
    value of every other parameter. NULL with an exception, or NULL and *unusable when a
@@ -178,9 +159,9 @@ opcall_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
                                      &PyType_Type, &device, &PyTuple_Type, &kinds, &fast))
         return NULL;
     Py_ssize_t offsets[6] = {
-        slot_offset(tensor, s_device), slot_offset(tensor, s_autograd),
-        slot_offset(tensor, s_shape), slot_offset(tensor, s_dtype),
-        slot_offset((PyObject *)Py_TYPE(op), s_kernels), slot_offset(device, s_type),
+        slot_offset(tensor, "_device"), slot_offset(tensor, "_autograd"),
+        slot_offset(tensor, "_shape"), slot_offset(tensor, "_dtype"),
+        slot_offset((PyObject *)Py_TYPE(op), "kernels"), slot_offset(device, "type"),
     };
     for (int i = 0; i < 6; i++)
         if (offsets[i] < 0)
@@ -308,14 +289,6 @@ PyInit__cdispatch(void)
 {
     if (PyType_Ready(&OpCallType) < 0)
         return NULL;
-#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
-    INTERN(s_device, "_device");
-    INTERN(s_autograd, "_autograd");
-    INTERN(s_shape, "_shape");
-    INTERN(s_dtype, "_dtype");
-    INTERN(s_kernels, "kernels");
-    INTERN(s_type, "type");
-#undef INTERN
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;

@@ -18,6 +18,8 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include "_cslots.h"
+
 typedef struct {
     PyObject_HEAD
     PyObject *weakrefs;
@@ -351,26 +353,6 @@ static Py_ssize_t off_storage, off_offset, off_shape, off_strides, off_dtype, of
     off_contiguous, off_autograd;
 static PyObject *s_itemsize, *zero;
 
-#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
-
-static Py_ssize_t
-slot_offset(PyObject *type, const char *name)
-{
-    PyObject *descr = PyObject_GetAttrString(type, name);
-    if (descr == NULL)
-        return -1;
-    Py_ssize_t offset = -1;
-    if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
-        if (member->type == T_OBJECT_EX || member->type == T_OBJECT)
-            offset = member->offset;
-    }
-    Py_DECREF(descr);
-    if (offset < 0)
-        PyErr_Format(PyExc_TypeError, "configure_tensor: %R.%s is not an object slot", type,
-                     name);
-    return offset;
-}
 
 static void
 set_slot(PyObject *obj, Py_ssize_t offset, PyObject *value)
@@ -464,6 +446,7 @@ configure_tensor(PyObject *module, PyObject *args)
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
+    (void)module;
     PyObject *lookup;
     Py_ssize_t limit, rounding;
     if (!PyArg_ParseTuple(args, "nnO:configure", &limit, &rounding, &lookup))
