@@ -112,6 +112,47 @@ def _both(expression: str) -> dict[str, str]:
 _FORWARD_BYTES: Final = 2 * _TENSOR_BYTES
 _TRAINING_BYTES: Final = 5 * _TENSOR_BYTES
 
+
+def _fused_cases(op: str) -> tuple[Case, ...]:
+    """An ember-fused op, fused and as Ember's composite, forward and forward + backward;
+    the fused rows carry the target. The statements' names come from `_fused`."""
+    function = {"rms_norm": "rms", "bias_gelu": "bias_gelu"}[op]
+    title = {"rms_norm": "rms_norm", "bias_gelu": "bias+gelu"}[op]
+    cases = []
+    for suffix, fn in (("fused", function), ("composite", f"{function}_composite")):
+        target = Target("torch", 0.9) if suffix == "fused" else None
+        cases.append(
+            Case(
+                f"{op}_{suffix}",
+                f"{title} 4096x1024 {suffix}",
+                "GB/s",
+                _FORWARD_BYTES,
+                _rows,
+                _both(f"{fn}(x, v)"),
+                target=target,
+                rtol=1e-4,
+                atol=1e-5,
+                setup=_fused,
+            )
+        )
+        cases.append(
+            Case(
+                f"{op}_{suffix}_backward",
+                f"{title} fwd+bwd {suffix}",
+                "GB/s",
+                _TRAINING_BYTES,
+                _rows,
+                _both(f"{fn}(xg, vg).backward(g)"),
+                target=target,
+                setup=_fused,
+                check=f"({fn}(xg, vg).backward(g), xg.grad)[1]",
+                rtol=1e-3,
+                atol=1e-3,
+            )
+        )
+    return tuple(cases)
+
+
 KERNEL_CASES: Final[tuple[Case, ...]] = (
     Case(
         "builtin_add_small",
@@ -131,102 +172,7 @@ KERNEL_CASES: Final[tuple[Case, ...]] = (
         target=Target("torch", 1.0),
         setup=_custom_add,
     ),
-    Case(
-        "rms_norm_fused",
-        "rms_norm 4096x1024 fused",
-        "GB/s",
-        _FORWARD_BYTES,
-        _rows,
-        _both("rms(x, v)"),
-        target=Target("torch", 0.9),
-        rtol=1e-4,
-        atol=1e-5,
-        setup=_fused,
-    ),
-    Case(
-        "rms_norm_composite",
-        "rms_norm 4096x1024 composite",
-        "GB/s",
-        _FORWARD_BYTES,
-        _rows,
-        _both("rms_composite(x, v)"),
-        rtol=1e-4,
-        atol=1e-5,
-        setup=_fused,
-    ),
-    Case(
-        "rms_norm_fused_backward",
-        "rms_norm fwd+bwd fused",
-        "GB/s",
-        _TRAINING_BYTES,
-        _rows,
-        _both("rms(xg, vg).backward(g)"),
-        target=Target("torch", 0.9),
-        setup=_fused,
-        check="(rms(xg, vg).backward(g), xg.grad)[1]",
-        rtol=1e-3,
-        atol=1e-3,
-    ),
-    Case(
-        "rms_norm_composite_backward",
-        "rms_norm fwd+bwd composite",
-        "GB/s",
-        _TRAINING_BYTES,
-        _rows,
-        _both("rms_composite(xg, vg).backward(g)"),
-        setup=_fused,
-        check="(rms_composite(xg, vg).backward(g), xg.grad)[1]",
-        rtol=1e-3,
-        atol=1e-3,
-    ),
-    Case(
-        "bias_gelu_fused",
-        "bias+gelu 4096x1024 fused",
-        "GB/s",
-        _FORWARD_BYTES,
-        _rows,
-        _both("bias_gelu(x, v)"),
-        target=Target("torch", 0.9),
-        rtol=1e-4,
-        atol=1e-5,
-        setup=_fused,
-    ),
-    Case(
-        "bias_gelu_composite",
-        "bias+gelu 4096x1024 composite",
-        "GB/s",
-        _FORWARD_BYTES,
-        _rows,
-        _both("bias_gelu_composite(x, v)"),
-        rtol=1e-4,
-        atol=1e-5,
-        setup=_fused,
-    ),
-    Case(
-        "bias_gelu_fused_backward",
-        "bias+gelu fwd+bwd fused",
-        "GB/s",
-        _TRAINING_BYTES,
-        _rows,
-        _both("bias_gelu(xg, vg).backward(g)"),
-        target=Target("torch", 0.9),
-        setup=_fused,
-        check="(bias_gelu(xg, vg).backward(g), xg.grad)[1]",
-        rtol=1e-3,
-        atol=1e-3,
-    ),
-    Case(
-        "bias_gelu_composite_backward",
-        "bias+gelu fwd+bwd composite",
-        "GB/s",
-        _TRAINING_BYTES,
-        _rows,
-        _both("bias_gelu_composite(xg, vg).backward(g)"),
-        setup=_fused,
-        check="(bias_gelu_composite(xg, vg).backward(g), xg.grad)[1]",
-        rtol=1e-3,
-        atol=1e-3,
-    ),
+    *(case for op in ("rms_norm", "bias_gelu") for case in _fused_cases(op)),
     Case(
         "logsumexp_override",
         "logsumexp 4096x1024 (fused cpu)",
