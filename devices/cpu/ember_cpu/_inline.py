@@ -38,11 +38,12 @@ from typing import Any, Final, NamedTuple
 
 from ember.library import CompileError, inline_names
 from ember.plugins.sdk import Tensor
+from ember.plugins.sdk import cache_dir as shared_cache_dir
 from ember_cpu import _lib  # noqa: F401 - preloads the OpenBLAS that inline builds link
+from ember_cpu._prototypes import declarations_of
 
 __all__ = ["STATS", "InlineLibrary", "cache_dir", "clear_memory_cache", "load_inline"]
 
-CACHE_ENV: Final = "EMBER_CACHE_DIR"
 # Bumped when the layout of a cache entry or the way it is built changes.
 _CACHE_FORMAT: Final = "1"
 
@@ -64,9 +65,7 @@ _END_OF_SOURCE: Final = "/* ember_cpu.load_inline: end of the user's source */"
 
 def cache_dir() -> Path:
     """The folder of the inline build cache (it may not exist yet)."""
-    root = os.environ.get(CACHE_ENV)
-    base = Path(root) if root else Path.home() / ".cache" / "ember"
-    return base / "cpu-inline"
+    return shared_cache_dir("cpu-inline")
 
 
 class InlineLibrary:
@@ -151,7 +150,7 @@ def load_inline(
     )  # fmt: skip
     if not name.isidentifier():
         raise ValueError(f"ember_cpu.load_inline: name must be a C identifier, got {name!r}")
-    declarations = cdef if cdef is not None else _declarations(source, names)
+    declarations = cdef if cdef is not None else declarations_of(source, names)
     toolchain = _toolchain(extra_cflags)
     key = _key(source, declarations, names, name, toolchain)
     with _lock:
@@ -166,53 +165,6 @@ def clear_memory_cache() -> None:
     """Forget the libraries loaded in this process (the disk cache stays)."""
     with _lock:
         _libraries.clear()
-
-
-# -- declarations ----------------------------------------------------------------------
-
-_COMMENTS: Final = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
-_DIRECTIVES: Final = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
-# What a definition may carry that a cffi declaration must not.
-_SPECIFIERS: Final = re.compile(
-    r"\b(?:static|inline|__inline__|__inline|extern)\b"
-    r"|__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)"
-)
-
-
-def _declarations(source: str, functions: Sequence[str]) -> str:
-    """The prototypes of `functions`, taken from their definitions in `source`."""
-    code = _DIRECTIVES.sub(" ", _COMMENTS.sub(" ", source))
-    prototypes = {function: _prototype(code, function) for function in functions}
-    missing = [function for function, prototype in prototypes.items() if prototype is None]
-    if missing:
-        raise ValueError(
-            f"ember_cpu.load_inline: no definition of {', '.join(missing)} in the source "
-            "(looked for `<type> name(<parameters>) {`); pass cdef= to declare functions"
-        )
-    return "\n".join(p for p in prototypes.values() if p is not None)
-
-
-def _prototype(code: str, function: str) -> str | None:
-    for match in re.finditer(rf"\b{re.escape(function)}\s*\(", code):
-        close = _closing_parenthesis(code, match.end() - 1)
-        if close is None or not code[close + 1 :].lstrip().startswith("{"):
-            continue  # a call or a declaration, not the definition
-        start = max(code.rfind(c, 0, match.start()) for c in ";{}") + 1
-        header = _SPECIFIERS.sub(" ", code[start : close + 1])
-        return " ".join(header.split()) + ";"
-    return None
-
-
-def _closing_parenthesis(code: str, opening: int) -> int | None:
-    depth = 0
-    for i in range(opening, len(code)):
-        if code[i] == "(":
-            depth += 1
-        elif code[i] == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
 
 
 # -- the toolchain and the cache key -----------------------------------------------------

@@ -22,10 +22,8 @@ import hashlib
 import importlib
 import importlib.util
 import json
-import os
 import re
 import struct
-import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +32,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from ember.library import CompileError
+from ember.plugins.sdk import cache_dir as shared_cache_dir
+from ember.plugins.sdk import write_atomically
 
 __all__ = [
     "DEFAULT_ARCH",
@@ -48,7 +48,6 @@ __all__ = [
     "nvrtc_version",
 ]
 
-CACHE_ENV: Final = "EMBER_CACHE_DIR"
 #: Hopper (H100/H200): the GPU this device is first proven on.
 DEFAULT_ARCH: Final = "sm_90"
 #: Where cuda_fp16.h / cuda_bf16.h live in the nvidia-cuda-runtime wheels (13.x, 12.x).
@@ -133,9 +132,7 @@ class Cubin:
 
 def cache_dir() -> Path:
     """The folder of the on-disk cubin cache (it may not exist yet)."""
-    root = os.environ.get(CACHE_ENV)
-    base = Path(root) if root else Path.home() / ".cache" / "ember"
-    return base / "cuda"
+    return shared_cache_dir("cuda")
 
 
 def _nvrtc() -> Any:
@@ -322,23 +319,14 @@ def _load(key: str, name: str, arch: str) -> Cubin | None:
     return Cubin(image, log, name, arch, key, {str(k): str(v) for k, v in lowered.items()})
 
 
-def _write(path: Path, data: bytes) -> None:
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def _store(cubin: Cubin) -> None:
     cubin_path, meta_path = _paths(cubin.key)
     try:
         cubin_path.parent.mkdir(parents=True, exist_ok=True)
-        _write(meta_path, json.dumps({"log": cubin.log, "lowered": cubin.lowered}).encode())
-        _write(cubin_path, cubin.image)
+        write_atomically(
+            meta_path, json.dumps({"log": cubin.log, "lowered": cubin.lowered}).encode()
+        )
+        write_atomically(cubin_path, cubin.image)
     except OSError:
         return  # a read-only or full cache folder only costs the next process a compile
 

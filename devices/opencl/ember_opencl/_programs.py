@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 import warnings
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import pyopencl as cl
 
+from ember.plugins.sdk import cache_dir as shared_cache_dir
+from ember.plugins.sdk import write_atomically
+
 __all__ = ["STATS", "build", "cache_dir", "clear_memory_cache"]
 
-CACHE_ENV: Final = "EMBER_CACHE_DIR"
 
 #: Counters, for tests and benchmarks: programs built from source, loaded from disk,
 #: and found in memory.
@@ -38,9 +39,7 @@ _lock = threading.Lock()
 
 def cache_dir() -> Path:
     """The folder of the on-disk program cache (it may not exist yet)."""
-    root = os.environ.get(CACHE_ENV)
-    base = Path(root) if root else Path.home() / ".cache" / "ember"
-    return base / "opencl"
+    return shared_cache_dir("opencl")
 
 
 def default_pocl_cache() -> None:
@@ -119,12 +118,7 @@ def _from_binary(context: Any, device: Any, path: Path, options: str) -> Any | N
 
 def _store(path: Path, program: Any) -> None:
     try:
-        binary = program.binaries[0]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        with os.fdopen(fd, "wb") as file:
-            file.write(binary)
-        os.replace(temporary, path)
+        write_atomically(path, program.binaries[0])
     except OSError:
         return  # a read-only or full cache folder only costs the next process a rebuild
 

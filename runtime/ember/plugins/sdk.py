@@ -19,6 +19,7 @@ from ember._storage import Storage
 from ember._stream import current_native as current_native_stream
 from ember._tensor import Tensor
 from ember.plugins import ops
+from ember.plugins._cache import cache_dir, write_atomically
 from ember.plugins._hookspec import hookimpl
 from ember.plugins._signatures import (
     BinaryKernel,
@@ -37,6 +38,6 @@ __all__ = [
     "BinaryKernel", "CopyKernel", "DTypeError", "DeviceBackend", "ElementwisePlan",
     "FillKernel", "IndexKernel", "KernelRegistry", "MatmulKernel", "MatmulPlan",
     "OutOfMemoryError", "RandomKernel", "ReductionKernel", "ReductionPlan", "Scalar",
-    "Storage", "Tensor", "UnaryKernel", "WhereKernel", "current_native_stream", "device",
-    "dtype", "hookimpl", "merge_dims", "ops",
+    "Storage", "Tensor", "UnaryKernel", "WhereKernel", "cache_dir", "current_native_stream",
+    "device", "dtype", "hookimpl", "merge_dims", "ops", "write_atomically",
 ]  # fmt: skip

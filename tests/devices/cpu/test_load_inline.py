@@ -17,6 +17,7 @@ import pytest
 import ember
 from ember.library import CompileError
 from ember_cpu import InlineLibrary, _inline, load_inline
+from ember_cpu._prototypes import declarations_of
 
 KERNELS = r"""
 #include <omp.h>
@@ -193,7 +194,7 @@ def test_a_second_load_is_a_memory_hit(kernels: InlineLibrary) -> None:
 
 
 def test_prototypes_come_from_the_definitions() -> None:
-    declarations = _inline._declarations(KERNELS, FUNCTIONS)
+    declarations = declarations_of(KERNELS, FUNCTIONS)
     assert declarations.splitlines() == [
         "void saxpy(long n, float a, const float *restrict x, float *restrict y);",
         "void row_square_sums(long rows, long cols, const double *x, double *out);",
@@ -210,7 +211,7 @@ def test_prototypes_skip_calls_declarations_and_attributes() -> None:
     static inline __attribute__((always_inline)) int
     helper(int v) { return v; }
     """
-    assert _inline._declarations(source, ["helper", "twice"]).splitlines() == [
+    assert declarations_of(source, ["helper", "twice"]).splitlines() == [
         "int helper(int v);",
         "int twice(int v);",
     ]
