@@ -1,4 +1,4 @@
-"""`python -m ember` (also the `ember` console script): `info`, `demo` and `tour`."""
+"""`python -m ember` (also the `ember` console script): `info`, `demo`, `tour` and `convert`."""
 
 from __future__ import annotations
 
@@ -44,7 +44,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     tour = commands.add_parser("tour", help="show info, then run tensor work on a device")
     tour.add_argument("--device", help="device to run on (default: the default device)")
+    convert = commands.add_parser(
+        "convert", help="write a checkpoint's tensors (.pt, ember.save) as plain safetensors"
+    )
+    convert.add_argument("source", help="a checkpoint ember.load reads (torch .pt/.pth too)")
+    convert.add_argument("target", help="the safetensors file to write")
     args, rest = parser.parse_known_args(argv)
+    if args.command == "convert" and not rest:
+        return _convert(args.source, args.target)
     if args.command == "demo":
         from ember.examples import digits
 
@@ -64,6 +71,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (NotImplementedError, RuntimeError) as exc:
         print(f"ember {args.command}: stopped: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _convert(source: str, target: str) -> int:
+    import pickle
+
+    from ember.serialization._convert import convert
+
+    try:
+        skipped = convert(source, target)
+    except (OSError, RuntimeError, TypeError, pickle.UnpicklingError) as exc:
+        print(f"ember convert: {exc}", file=sys.stderr)
+        return 1
+    if skipped:
+        print(f"ember convert: left out {len(skipped)} non-tensor values: {', '.join(skipped)}")
+    print(f"ember convert: wrote {target}")
     return 0
 
 

@@ -13,7 +13,8 @@ import pytest
 import safetensors.numpy
 
 import ember
-from ember import optim, serialization
+from ember import optim
+from ember.serialization import _safetensors_format
 
 from ._forge import forge
 
@@ -230,10 +231,8 @@ def test_an_unavailable_saved_device_needs_map_location(tmp_path: pathlib.Path) 
 @pytest.mark.parametrize(
     ("obj", "message"),
     [
-        ({"a": {"b": object()}}, "type object at a.b"),
-        ([1, {2, 3}], "type set at 1"),
+        ({"a": {"b": lambda: 0}}, "at a.b: only module-level classes and functions"),
         ({("x", 1): 1}, "dict keys must be"),
-        (lambda: 0, "type function at the top level"),
         ({"a": np.array(["s"])}, "dtype <U1 at a"),
     ],
 )
@@ -265,7 +264,7 @@ def test_a_crash_mid_write_keeps_the_previous_checkpoint(
         out.flush()
         raise failure
 
-    monkeypatch.setattr(serialization, "_write_all", partial_write)
+    monkeypatch.setattr(_safetensors_format, "_write_all", partial_write)
     with pytest.raises(type(failure)):
         ember.save({"version": 2, "w": ember.zeros(1000)}, target)
     assert target.read_bytes() == before

@@ -35,11 +35,13 @@ def test_a_pickle_payload_is_rejected_without_running(tmp_path: pathlib.Path) ->
     assert not marker.exists()
 
 
-def test_a_torch_checkpoint_is_rejected(tmp_path: pathlib.Path) -> None:
+def test_a_torch_checkpoint_naming_a_callable_is_refused(tmp_path: pathlib.Path) -> None:
     torch = pytest.importorskip("torch")
-    torch.save({"w": torch.ones(2)}, tmp_path / "model.pt")
-    with pytest.raises(RuntimeError, match="not a safetensors file"):
-        ember.load(tmp_path / "model.pt")
+    marker = tmp_path / "pwned"
+    torch.save({"w": torch.ones(2), "x": Exploit(str(marker))}, tmp_path / "model.pt")
+    with pytest.raises(pickle.UnpicklingError, match=r"io\.open, which is not allow-listed"):
+        ember.load(tmp_path / "model.pt", weights_only=False)
+    assert not marker.exists()
 
 
 @pytest.mark.parametrize(
@@ -70,8 +72,8 @@ def test_malicious_structures_are_rejected(
 
 
 def test_metadata_checks(tmp_path: pathlib.Path) -> None:
-    forge(tmp_path / "v", [], metadata={"version": "2"})
-    with pytest.raises(RuntimeError, match="format version '2'"):
+    forge(tmp_path / "v", [], metadata={"version": "3"})
+    with pytest.raises(RuntimeError, match="format version '3'"):
         ember.load(tmp_path / "v")
     forge(tmp_path / "d", {"list": []}, metadata={"sha256": "abc"})
     with pytest.raises(RuntimeError, match="digest is missing or malformed"):

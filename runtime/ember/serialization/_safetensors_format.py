@@ -1,20 +1,24 @@
-"""Checkpoints: `ember.save` / `ember.load` on safetensors, never pickle.
+"""Ember's checkpoint format: `save` / `load` on safetensors, never pickle.
 
 A checkpoint is one safetensors file. Its tensors are the payload; everything else (the
-nesting of dicts, lists and tuples, and the plain values int, float, str, bool, None) is a
-JSON document in the safetensors metadata, together with a SHA-256 digest of the whole file.
-Loading parses JSON and raw little-endian arrays only, so an untrusted file cannot run code;
-a truncated or corrupted file raises `RuntimeError` naming the file. Writes go to a
-temporary file in the target's directory, are flushed and fsynced, and replace the target
-in one `os.replace`, so a crash never leaves a half-written checkpoint in its place.
+nesting of dicts, lists and tuples, the plain values int, float, str, bool, None, and any
+other object as the class path and state `_objects` encodes) is a JSON document in the
+safetensors metadata, together with a SHA-256 digest of the whole file. Loading parses JSON
+and raw little-endian arrays only, and rebuilds objects only of allow-listed classes, so an
+untrusted file cannot run code; a truncated or corrupted file raises `RuntimeError` naming
+the file. Writes go to a temporary file in the target's directory, are flushed and fsynced,
+and replace the target in one `os.replace`, so a crash never leaves a half-written
+checkpoint in its place.
 
-The format (version 1): safetensors metadata {"format": "ember", "version": "1",
-"structure": JSON, "sha256": hex}. In the structure, null/true/false/numbers/strings are
-themselves; every other node is a one-key object: {"dict": [[key, value], ...]} (keys keep
-their type), {"list": [...]}, {"tuple": [...]}, {"float": "inf" | "-inf" | "nan"},
-{"ndarray": name}, or {"tensor": name, "device": "cpu", "requires_grad": true (optional)},
-where name is the tensor's key in the payload (its path in the object: "model.fc.weight").
-The digest is SHA-256 of the whole file with the digest's own 64 characters set to "0".
+The format (version 2; version 1, without object nodes, is read too): safetensors metadata
+{"format": "ember", "version": "2", "structure": JSON, "sha256": hex}. In the structure,
+null/true/false/numbers/strings are themselves; every other node is a one-key object:
+{"dict": [[key, value], ...]} (keys keep their type), {"list": [...]}, {"tuple": [...]},
+{"float": "inf" | "-inf" | "nan"}, {"ndarray": name}, {"tensor": name, "device": "cpu",
+"requires_grad": true (optional), "parameter": true (optional)}, where name is the tensor's
+key in the payload (its path in the object: "model.fc.weight"), or one of `_objects`'
+nodes. The digest is SHA-256 of the whole file with the digest's own 64 characters set to
+"0".
 """
 
 from __future__ import annotations
@@ -36,11 +40,13 @@ from ember import _dtype
 from ember._device import device
 from ember._ops.creation import tensor
 from ember._tensor import Tensor
+from ember.serialization._objects import ObjectDecoder, ObjectEncoder
 
-__all__ = ["load", "save"]
+__all__ = ["MapLocation", "place", "read", "save"]
 
 FORMAT: Final = "ember"
-VERSION: Final = "1"
+VERSION: Final = "2"
+_READABLE: Final = ("1", "2")
 _DIGEST_KEY: Final = "sha256"
 _PLACEHOLDER: Final = b"0" * 64  # the digest field's bytes while the digest is computed
 _MAX_HEADER: Final = 100_000_000  # safetensors' own limit on the JSON header
@@ -82,6 +88,7 @@ class _Encoder:
     def __init__(self, arrays: dict[str, np.ndarray]) -> None:
         self.arrays = arrays
         self.names: dict[int, tuple[Any, str]] = {}  # id -> (object kept alive, its name)
+        self.objects = ObjectEncoder(self.encode)
 
     def encode(self, value: Any, path: str) -> Any:
         if value is None or isinstance(value, (bool, str)):
@@ -96,18 +103,14 @@ class _Encoder:
             return self._tensor(value, path)
         if isinstance(value, np.ndarray):
             return {"ndarray": self._store(value, path, _c_contiguous(value))}
-        if isinstance(value, dict):
+        if type(value) is dict:
             return {
                 "dict": [[self._key(k, path), self._child(v, path, k)] for k, v in value.items()]
             }
-        if isinstance(value, (list, tuple)):
+        if type(value) in (list, tuple):
             items = [self._child(v, path, i) for i, v in enumerate(value)]
             return {"tuple" if isinstance(value, tuple) else "list": items}
-        raise TypeError(
-            f"ember.save: cannot save an object of type {type(value).__name__} at "
-            f"{path or 'the top level'}: checkpoints hold tensors, NumPy arrays, dicts, lists, "
-            "tuples, int, float, str, bool and None (ember.save never pickles)"
-        )
+        return self.objects.node(value, path)
 
     def _child(self, value: Any, path: str, key: Any) -> Any:
         return self.encode(value, f"{path}.{key}" if path else str(key))
@@ -128,6 +131,8 @@ class _Encoder:
         encoded: dict[str, Any] = {"tensor": name, "device": str(t.device)}
         if t.requires_grad:
             encoded["requires_grad"] = True
+        if _is_parameter(t):
+            encoded["parameter"] = True
         return encoded
 
     def _store(self, obj: Any, path: str, array: np.ndarray) -> str:
@@ -218,16 +223,9 @@ def _fsync_directory(directory: str) -> None:
 # -- load ---------------------------------------------------------------------------------
 
 
-def load(f: FileLike, map_location: MapLocation = None) -> Any:
-    """Read a checkpoint written by `ember.save` (or any safetensors file, as a dict of
-    tensors); `map_location` places tensors: a device, a {saved: target} dict, or
-    `fn(cpu_tensor, saved_location) -> tensor or None`."""
-    if isinstance(f, (str, os.PathLike)):
-        name = os.fspath(f)
-        with open(name, "rb") as file:
-            data = file.read()
-    else:
-        name, data = repr(f), f.read()
+def read(name: str, data: bytes, map_location: MapLocation) -> Any:
+    """The object an Ember checkpoint (or any safetensors file, as a dict of tensors)
+    holds; `name` names the file in errors."""
     metadata = _read_metadata(name, data)
     try:
         arrays = safetensors.numpy.load(data)
@@ -237,10 +235,10 @@ def load(f: FileLike, map_location: MapLocation = None) -> Any:
         metadata.get("format") == FORMAT or "structure" in metadata or _DIGEST_KEY in metadata
     ):
         # A plain safetensors file (other tools write {"format": "pt"}): its tensors by name.
-        return {key: _place(name, arrays[key], key, "cpu", map_location) for key in arrays}
+        return {key: place(name, arrays[key], key, "cpu", map_location) for key in arrays}
     if metadata.get("format") != FORMAT:
         raise RuntimeError(f"ember.load: {name} is corrupted: its metadata names no format")
-    if metadata.get("version") != VERSION:
+    if metadata.get("version") not in _READABLE:
         raise RuntimeError(
             f"ember.load: {name} has checkpoint format version {metadata.get('version')!r}, "
             f"this ember reads version {VERSION}"
@@ -256,8 +254,8 @@ def load(f: FileLike, map_location: MapLocation = None) -> Any:
 def _read_metadata(name: str, data: bytes) -> dict[str, str] | None:
     """The safetensors header's `__metadata__`, after checking the header's framing."""
     hint = (
-        "ember.load reads safetensors files written by ember.save; it never unpickles, so "
-        "pickle-based checkpoints (PyTorch .pt/.pth) are not supported"
+        "ember.load reads ember.save's safetensors files and torch.save's checkpoints; it "
+        "never unpickles arbitrary objects"
     )
     if len(data) < 8:
         raise RuntimeError(f"ember.load: {name} is truncated ({len(data)} bytes); {hint}")
@@ -309,11 +307,12 @@ class _Decoder:
         self.arrays = arrays
         self.map_location = map_location
         self.loaded: dict[str, Any] = {}  # tensors stored once come back as one object
+        self.objects = ObjectDecoder(self.decode, name)
 
     def decode(self, node: Any) -> Any:
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
-        if not isinstance(node, dict) or len(node) not in (1, 2, 3):
+        if not isinstance(node, dict) or not node:
             raise ValueError(f"unexpected node {_preview(node)}")
         if len(node) == 1:
             ((tag, value),) = node.items()
@@ -328,7 +327,8 @@ class _Decoder:
                 return self._array(value).copy()
         if "tensor" in node:
             return self._tensor(node)
-        raise ValueError(f"unexpected node {_preview(node)}")
+        tag = next(iter(node))
+        return self.objects.node(tag, node[tag], node)
 
     def _key(self, item: Any) -> Any:
         if not (isinstance(item, list) and len(item) == 2):
@@ -346,19 +346,40 @@ class _Decoder:
     def _tensor(self, node: dict[str, Any]) -> Tensor:
         name, location = node["tensor"], node.get("device")
         grad = node.get("requires_grad", False)
-        if not (isinstance(name, str) and isinstance(location, str) and grad in (True, False)):
+        parameter = node.get("parameter", False)
+        if not (
+            isinstance(name, str)
+            and isinstance(location, str)
+            and grad in (True, False)
+            and parameter in (True, False)
+            and set(node) <= {"tensor", "device", "requires_grad", "parameter"}
+        ):
             raise ValueError(f"unexpected tensor node {_preview(node)}")
         found = self.loaded.get(name)
         if found is None:
-            found = self.loaded[name] = _place(
+            found = self.loaded[name] = place(
                 self.name, self._array(name), name, location, self.map_location
             )
-            if grad:
+            if parameter:
+                found = self.loaded[name] = _parameter(found, grad)
+            elif grad:
                 found.requires_grad_(True)
         return found
 
 
-def _place(
+def _is_parameter(t: Tensor) -> bool:
+    from ember.nn.parameter import Parameter
+
+    return isinstance(t, Parameter)
+
+
+def _parameter(t: Tensor, requires_grad: bool) -> Tensor:
+    from ember.nn.parameter import Parameter
+
+    return Parameter(t, requires_grad)
+
+
+def place(
     file: str, array: np.ndarray, name: str, location: str, map_location: MapLocation
 ) -> Tensor:
     """The array as a tensor on the device that `map_location` picks for `location`."""
