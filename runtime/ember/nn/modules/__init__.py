@@ -43,6 +43,15 @@ from ember.nn.modules.normalization import (
     LayerNorm,
 )
 from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from ember.nn.modules.rnn import GRU, LSTM, RNN, RNNBase
+from ember.nn.modules.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
+from ember.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from ember.nn.modules.sparse import Embedding
 
 __all__ = [
@@ -94,4 +103,17 @@ __all__ = [
     "Softplus",
     "Tanh",
     "Unflatten",
+    "GRU",
+    "GRUCell",
+    "LSTM",
+    "LSTMCell",
+    "RNN",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
 ]
