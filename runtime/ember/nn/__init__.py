@@ -46,6 +46,7 @@ from ember.nn.modules.normalization import (
 from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from ember.nn.modules.rnn import GRU, LSTM, RNN, RNNBase
 from ember.nn.modules.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
+from ember.nn.modules.sparse import Embedding
 from ember.nn.modules.transformer import (
     Transformer,
     TransformerDecoder,
@@ -53,12 +54,14 @@ from ember.nn.modules.transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
-from ember.nn.modules.sparse import Embedding
 from ember.nn.parameter import Parameter
 
 __all__ = [
     "ELU",
     "GELU",
+    "GRU",
+    "LSTM",
+    "RNN",
     "AdaptiveAvgPool2d",
     "AvgPool2d",
     "BCELoss",
@@ -77,11 +80,13 @@ __all__ = [
     "Dropout3d",
     "Embedding",
     "Flatten",
+    "GRUCell",
     "GroupNorm",
     "Hardtanh",
     "HuberLoss",
     "Identity",
     "L1Loss",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -95,6 +100,9 @@ __all__ = [
     "MultiheadAttention",
     "NLLLoss",
     "Parameter",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
     "ReLU",
     "ReLU6",
     "Sequential",
@@ -105,20 +113,12 @@ __all__ = [
     "Softmin",
     "Softplus",
     "Tanh",
-    "Unflatten",
-    "GRU",
-    "GRUCell",
-    "LSTM",
-    "LSTMCell",
-    "RNN",
-    "RNNBase",
-    "RNNCell",
-    "RNNCellBase",
     "Transformer",
     "TransformerDecoder",
     "TransformerDecoderLayer",
     "TransformerEncoder",
     "TransformerEncoderLayer",
+    "Unflatten",
     "functional",
     "init",
     "utils",

@@ -45,6 +45,7 @@ from ember.nn.modules.normalization import (
 from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from ember.nn.modules.rnn import GRU, LSTM, RNN, RNNBase
 from ember.nn.modules.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
+from ember.nn.modules.sparse import Embedding
 from ember.nn.modules.transformer import (
     Transformer,
     TransformerDecoder,
@@ -52,11 +53,13 @@ from ember.nn.modules.transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
-from ember.nn.modules.sparse import Embedding
 
 __all__ = [
     "ELU",
     "GELU",
+    "GRU",
+    "LSTM",
+    "RNN",
     "AdaptiveAvgPool2d",
     "AvgPool2d",
     "BCELoss",
@@ -75,11 +78,13 @@ __all__ = [
     "Dropout3d",
     "Embedding",
     "Flatten",
+    "GRUCell",
     "GroupNorm",
     "Hardtanh",
     "HuberLoss",
     "Identity",
     "L1Loss",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -92,6 +97,9 @@ __all__ = [
     "ModuleList",
     "MultiheadAttention",
     "NLLLoss",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
     "ReLU",
     "ReLU6",
     "Sequential",
@@ -102,18 +110,10 @@ __all__ = [
     "Softmin",
     "Softplus",
     "Tanh",
-    "Unflatten",
-    "GRU",
-    "GRUCell",
-    "LSTM",
-    "LSTMCell",
-    "RNN",
-    "RNNBase",
-    "RNNCell",
-    "RNNCellBase",
     "Transformer",
     "TransformerDecoder",
     "TransformerDecoderLayer",
     "TransformerEncoder",
     "TransformerEncoderLayer",
+    "Unflatten",
 ]

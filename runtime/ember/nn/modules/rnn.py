@@ -63,7 +63,7 @@ class RNNBase(Module):
         if (
             not isinstance(dropout, numbers.Number)
             or isinstance(dropout, bool)
-            or not 0 <= float(dropout) <= 1  # type: ignore[arg-type]
+            or not 0 <= float(dropout) <= 1
         ):
             raise ValueError(
                 "dropout should be a number in range [0, 1] representing the probability of an "
@@ -83,7 +83,9 @@ class RNNBase(Module):
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:
-            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+            raise ValueError(
+                "proj_size should be a positive integer or zero to disable projections"
+            )
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
         if proj_size and mode != "LSTM":
@@ -110,7 +112,7 @@ class RNNBase(Module):
             layer_input = input_size if layer == 0 else output_size * directions
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
-                shapes = {
+                shapes: dict[str, tuple[int, ...]] = {
                     "weight_ih": (gate_size, layer_input),
                     "weight_hh": (gate_size, output_size),
                 }
@@ -268,6 +270,7 @@ class RNNBase(Module):
                 if bias is not None and self.mode != "GRU":  # fold b_hh into the projection
                     bias = bias + w["bias_hh"]
                 hh_bias = w["bias_hh"] if self.mode == "GRU" else None
+                assert w["weight_ih"] is not None and w["weight_hh"] is not None
                 projected = F.linear(layer_input, w["weight_ih"], bias)  # all steps at once
                 steps = (
                     list(ember.split(projected, batch_sizes, 0))
@@ -276,7 +279,6 @@ class RNNBase(Module):
                 )
                 index = layer * directions + direction
                 initial = tuple(s[index] for s in states)
-                assert w["weight_hh"] is not None
                 per_step, final = run_direction(
                     step, steps, batch_sizes, initial,
                     (w["weight_hh"], hh_bias, w["weight_hr"]), reverse=direction == 1,

@@ -68,8 +68,7 @@ class RNNCellBase(Module):
     def _batched(self, input: Tensor) -> bool:
         if input.dim() not in (1, 2):
             raise ValueError(
-                f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.dim()}D "
-                "instead"
+                f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.dim()}D instead"
             )
         if input.size(-1) != self.input_size:
             raise RuntimeError(
@@ -90,7 +89,7 @@ class RNNCellBase(Module):
 
     def _run(self, input: Tensor, states: tuple[Tensor, ...], step: Any) -> tuple[Tensor, ...]:
         projected = F.linear(input, self.weight_ih, self.bias_ih)
-        return step(projected, states, self.weight_hh, self.bias_hh, None)  # type: ignore[no-any-return]
+        return step(projected, states, self.weight_hh, self.bias_hh, None)
 
 
 class RNNCell(RNNCellBase):

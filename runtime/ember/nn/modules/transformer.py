@@ -139,10 +139,10 @@ class TransformerEncoderLayer(_FeedForwardBlock):
             x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False,
             is_causal=is_causal,
         )[0]  # fmt: skip
-        return self.dropout1(out)  # type: ignore[no-any-return]
+        return self.dropout1(out)
 
     def _ff_block2(self, x: Tensor) -> Tensor:
-        return self.dropout2(self._ff_block(x))  # type: ignore[no-any-return]
+        return self.dropout2(self._ff_block(x))
 
 
 class TransformerDecoderLayer(_FeedForwardBlock):
@@ -196,12 +196,12 @@ class TransformerDecoderLayer(_FeedForwardBlock):
             x = x + self._mha_block(
                 self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
             )
-            return x + self.dropout3(self._ff_block(self.norm3(x)))  # type: ignore[no-any-return]
+            return x + self.dropout3(self._ff_block(self.norm3(x)))
         x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
         x = self.norm2(
             x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
         )
-        return self.norm3(x + self.dropout3(self._ff_block(x)))  # type: ignore[no-any-return]
+        return self.norm3(x + self.dropout3(self._ff_block(x)))
 
     def _sa_block(
         self, x: Tensor, mask: Tensor | None, padding: Tensor | None, is_causal: bool
@@ -210,7 +210,7 @@ class TransformerDecoderLayer(_FeedForwardBlock):
             x, x, x, attn_mask=mask, key_padding_mask=padding, is_causal=is_causal,
             need_weights=False,
         )[0]  # fmt: skip
-        return self.dropout1(out)  # type: ignore[no-any-return]
+        return self.dropout1(out)
 
     def _mha_block(
         self, x: Tensor, memory: Tensor, mask: Tensor | None, padding: Tensor | None,
@@ -220,7 +220,7 @@ class TransformerDecoderLayer(_FeedForwardBlock):
             x, memory, memory, attn_mask=mask, key_padding_mask=padding, is_causal=is_causal,
             need_weights=False,
         )[0]  # fmt: skip
-        return self.dropout2(out)  # type: ignore[no-any-return]
+        return self.dropout2(out)
 
 
 class TransformerEncoder(Module):
@@ -258,7 +258,7 @@ class TransformerEncoder(Module):
             output = layer(
                 output, src_mask=mask, is_causal=causal, src_key_padding_mask=src_key_padding_mask
             )
-        return output if self.norm is None else self.norm(output)  # type: ignore[no-any-return]
+        return output if self.norm is None else self.norm(output)
 
 
 class TransformerDecoder(Module):
@@ -294,7 +294,7 @@ class TransformerDecoder(Module):
                 memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=causal,
                 memory_is_causal=memory_is_causal,
             )  # fmt: skip
-        return output if self.norm is None else self.norm(output)  # type: ignore[no-any-return]
+        return output if self.norm is None else self.norm(output)
 
 
 class Transformer(Module):
@@ -374,7 +374,7 @@ class Transformer(Module):
             src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
             is_causal=src_is_causal,
         )  # fmt: skip
-        return self.decoder(  # type: ignore[no-any-return]
+        return self.decoder(
             tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
             tgt_key_padding_mask=tgt_key_padding_mask,
             memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,

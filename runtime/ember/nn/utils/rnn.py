@@ -7,6 +7,7 @@ recurrent layer does no work on padding. `batch_sizes` lives on the cpu as in Py
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -73,7 +74,7 @@ def pack_padded_sequence(
     """Pack a padded (T, B, *) batch (B, T, * if batch_first) of the given lengths."""
     sizes = _lengths_list(lengths)
     if enforce_sorted:
-        if any(a < b for a, b in zip(sizes, sizes[1:], strict=False)):
+        if any(a < b for a, b in itertools.pairwise(sizes)):
             raise RuntimeError(
                 "pack_padded_sequence: `lengths` array must be sorted in decreasing order when "
                 "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
@@ -143,7 +144,9 @@ def pad_packed_sequence(
         rows.append(step)
     for _ in range(steps - len(batch_sizes)):
         rows.append(
-            ember.full((batch, *data.shape[1:]), padding_value, dtype=data.dtype, device=data.device)
+            ember.full(
+                (batch, *data.shape[1:]), padding_value, dtype=data.dtype, device=data.device
+            )
         )
     padded = ember.stack(rows, 0)
     lengths = [sum(1 for b in batch_sizes if b > i) for i in range(batch)]
