@@ -238,7 +238,7 @@ class RNNBase(Module):
             raise RuntimeError(f"{type(self).__name__}: Expected hx to be a Tensor")
         expected_dim = 3 if batched else 2
         states = []
-        for state, shape in zip(given, shapes, strict=True):
+        for k, (state, shape) in enumerate(zip(given, shapes, strict=True)):
             if state.dim() != expected_dim:
                 raise RuntimeError(
                     f"For {'batched' if batched else 'unbatched'} {expected_dim}-D "
@@ -247,7 +247,8 @@ class RNNBase(Module):
             if not batched:
                 state = state.unsqueeze(1)
             if tuple(state.shape) != shape:
-                raise RuntimeError(f"Expected hidden size {shape}, got {tuple(state.shape)}")
+                which = f"hidden[{k}]" if self.mode == "LSTM" else "hidden"
+                raise RuntimeError(f"Expected {which} size {shape}, got {list(state.shape)}")
             if packed is not None and packed.sorted_indices is not None:
                 state = ember.index_select(state, 1, packed.sorted_indices)
             states.append(state)
