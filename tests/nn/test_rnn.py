@@ -131,6 +131,10 @@ def test_packed_sequence_input(name: str, enforce_sorted: bool, rng: Any) -> Non
     assert out_lengths.tolist() == t_lengths.tolist()
     _backward_both(out, expected, rng)
     assert_same_outputs(x.grad, tx.grad, atol=1e-5)
+    for a, b in zip(
+        hx if kind == "LSTM" else (hx,), thx if kind == "LSTM" else (thx,), strict=True
+    ):
+        assert_same_outputs(a.grad, b.grad, atol=1e-5)
     assert_same_gradients(ours, theirs, atol=1e-4)
 
 
