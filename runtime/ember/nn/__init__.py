@@ -44,12 +44,24 @@ from ember.nn.modules.normalization import (
     LayerNorm,
 )
 from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from ember.nn.modules.rnn import GRU, LSTM, RNN, RNNBase
+from ember.nn.modules.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from ember.nn.modules.sparse import Embedding
+from ember.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from ember.nn.parameter import Parameter
 
 __all__ = [
     "ELU",
     "GELU",
+    "GRU",
+    "LSTM",
+    "RNN",
     "AdaptiveAvgPool2d",
     "AvgPool2d",
     "BCELoss",
@@ -68,11 +80,13 @@ __all__ = [
     "Dropout3d",
     "Embedding",
     "Flatten",
+    "GRUCell",
     "GroupNorm",
     "Hardtanh",
     "HuberLoss",
     "Identity",
     "L1Loss",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -86,6 +100,9 @@ __all__ = [
     "MultiheadAttention",
     "NLLLoss",
     "Parameter",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
     "ReLU",
     "ReLU6",
     "Sequential",
@@ -96,6 +113,11 @@ __all__ = [
     "Softmin",
     "Softplus",
     "Tanh",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "Unflatten",
     "functional",
     "init",

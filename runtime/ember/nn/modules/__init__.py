@@ -43,11 +43,23 @@ from ember.nn.modules.normalization import (
     LayerNorm,
 )
 from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from ember.nn.modules.rnn import GRU, LSTM, RNN, RNNBase
+from ember.nn.modules.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from ember.nn.modules.sparse import Embedding
+from ember.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "ELU",
     "GELU",
+    "GRU",
+    "LSTM",
+    "RNN",
     "AdaptiveAvgPool2d",
     "AvgPool2d",
     "BCELoss",
@@ -66,11 +78,13 @@ __all__ = [
     "Dropout3d",
     "Embedding",
     "Flatten",
+    "GRUCell",
     "GroupNorm",
     "Hardtanh",
     "HuberLoss",
     "Identity",
     "L1Loss",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -83,6 +97,9 @@ __all__ = [
     "ModuleList",
     "MultiheadAttention",
     "NLLLoss",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
     "ReLU",
     "ReLU6",
     "Sequential",
@@ -93,5 +110,10 @@ __all__ = [
     "Softmin",
     "Softplus",
     "Tanh",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "Unflatten",
 ]
