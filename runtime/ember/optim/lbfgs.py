@@ -110,9 +110,21 @@ class LBFGS(Optimizer):
                 d = flat_grad.neg()
                 old_dirs, old_stps, ro, h_diag = [], [], [], 1.0
             else:
-                d = self._direction(flat_grad, prev_flat_grad, d, t, state, history_size)
-                old_dirs, old_stps, ro = state["old_dirs"], state["old_stps"], state["ro"]
-                h_diag = state["H_diag"]
+                y = sub(flat_grad, prev_flat_grad)
+                s = mul(d, t)
+                ys = dot(y, s)
+                if ys > 1e-10:  # keep the pair only while the curvature condition holds
+                    if len(old_dirs) == history_size:
+                        old_dirs.pop(0)
+                        old_stps.pop(0)
+                        ro.pop(0)
+                    old_dirs.append(y)
+                    old_stps.append(s)
+                    ro.append(1.0 / ys)
+                    h_diag = ys / dot(y, y)
+                if "al" not in state:
+                    state["al"] = [None] * history_size
+                d = _two_loop(flat_grad, old_dirs, old_stps, ro, h_diag, state["al"])
             if prev_flat_grad is None:
                 prev_flat_grad = flat_grad.clone()
             else:
@@ -170,41 +182,25 @@ class LBFGS(Optimizer):
         )
         return orig_loss
 
-    @staticmethod
-    def _direction(
-        flat_grad: Tensor,
-        prev_flat_grad: Tensor,
-        d: Tensor,
-        t: float,
-        state: dict[str, Any],
-        history_size: int,
-    ) -> Tensor:
-        """Update the curvature history and return -H·g by the two-loop recursion."""
-        old_dirs, old_stps, ro = state["old_dirs"], state["old_stps"], state["ro"]
-        y = sub(flat_grad, prev_flat_grad)
-        s = mul(d, t)
-        ys = dot(y, s)
-        if ys > 1e-10:  # keep the pair only while the curvature condition holds
-            if len(old_dirs) == history_size:
-                old_dirs.pop(0)
-                old_stps.pop(0)
-                ro.pop(0)
-            old_dirs.append(y)
-            old_stps.append(s)
-            ro.append(1.0 / ys)
-            state["H_diag"] = ys / dot(y, y)
-        if "al" not in state:
-            state["al"] = [None] * history_size
-        al = state["al"]
-        q = flat_grad.neg()
-        for i in range(len(old_dirs) - 1, -1, -1):
-            al[i] = dot(old_stps[i], q) * ro[i]
-            q.add_(old_dirs[i], alpha=-al[i])
-        r = mul(q, state["H_diag"])
-        for i in range(len(old_dirs)):
-            be_i = dot(old_dirs[i], r) * ro[i]
-            r.add_(old_stps[i], alpha=al[i] - be_i)
-        return r
+
+def _two_loop(
+    flat_grad: Tensor,
+    old_dirs: list[Tensor],
+    old_stps: list[Tensor],
+    ro: list[float],
+    h_diag: float,
+    al: list[Any],
+) -> Tensor:
+    """-H·g by the two-loop recursion over the curvature pairs (s, y), oldest first."""
+    q = flat_grad.neg()
+    for i in range(len(old_dirs) - 1, -1, -1):
+        al[i] = dot(old_stps[i], q) * ro[i]
+        q.add_(old_dirs[i], alpha=-al[i])
+    r = mul(q, h_diag)
+    for i in range(len(old_dirs)):
+        be_i = dot(old_dirs[i], r) * ro[i]
+        r.add_(old_stps[i], alpha=al[i] - be_i)
+    return r
 
 
 def abs_float(value: float) -> float:
