@@ -152,3 +152,22 @@ def test_invalid_options_raise_like_torch(name: str, options: dict[str, Any], me
         getattr(optim, name)(params, **options)
     with pytest.raises(ValueError, match=message):
         getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], **options)
+
+
+ALL = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+       "ASGD", "Rprop"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_flags_accepted_with_torch_group_layout(name: str) -> None:
+    flags = dict(foreach=True, maximize=True, differentiable=False)
+    if name not in ("SGD", "Adagrad"):
+        flags["capturable"] = False
+    ours = getattr(optim, name)([ember.zeros(2, requires_grad=True)], lr=0.1, **flags)
+    theirs = getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], lr=0.1, **flags)
+    assert ours.defaults == theirs.defaults
+    assert ours.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
+    if name not in ("SGD", "Adam", "AdamW", "Adagrad"):  # the ones PyTorch has a fused path for
+        return
+    with pytest.raises(RuntimeError, match="fused"):
+        getattr(optim, name)([ember.zeros(2, requires_grad=True)], fused=True)

@@ -38,7 +38,7 @@ class Adagrad(Optimizer):
             "eps": eps,
             "weight_decay": weight_decay,
             "initial_accumulator_value": initial_accumulator_value,
-            **flags(foreach=foreach, maximize=maximize, differentiable=differentiable),
+            **flags(foreach=foreach, maximize=maximize, differentiable=differentiable, fused=fused),
             "fused": fused,
         }
         super().__init__(params, defaults)
