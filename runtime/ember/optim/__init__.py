@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ember.optim import lr_scheduler
+from ember.optim import lr_scheduler, swa_utils
 from ember.optim.adadelta import Adadelta
 from ember.optim.adagrad import Adagrad
 from ember.optim.adam import Adam
@@ -18,4 +18,5 @@ from ember.optim.rprop import Rprop
 from ember.optim.sgd import SGD
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ += ["swa_utils"]
 __all__ += ["ASGD", "LBFGS", "Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam", "Rprop"]

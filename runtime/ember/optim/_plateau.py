@@ -42,7 +42,7 @@ class ReduceLROnPlateau(LRScheduler):
             self.min_lrs = list(min_lr)
         else:
             self.default_min_lr = min_lr  # type: ignore[assignment]
-            self.min_lrs = [min_lr] * groups  # type: ignore[list-item]
+            self.min_lrs = [min_lr] * groups
         self.patience = patience
         self.cooldown = cooldown
         self.eps = eps
