@@ -47,11 +47,15 @@ def _case_id(case: tuple[str, dict[str, Any]]) -> str:
 class Pair:
     """An ember optimizer and a torch one over equal parameters, fed equal gradients."""
 
-    def __init__(self, name: str, options: dict[str, Any], dtype: ember.dtype) -> None:
+    def __init__(
+        self, name: str, options: dict[str, Any], dtype: ember.dtype, device: str = "cpu"
+    ) -> None:
         self.rng = np.random.default_rng(1)
-        self.dtype, self.torch_dtype = dtype, TORCH_DTYPE[dtype]
+        self.dtype, self.torch_dtype, self.device = dtype, TORCH_DTYPE[dtype], device
         initial = [self.rng.standard_normal(s) for s in SHAPES]
-        self.ember_params = [ember.tensor(a, dtype=dtype).requires_grad_() for a in initial]
+        self.ember_params = [
+            ember.tensor(a, dtype=dtype, device=device).requires_grad_() for a in initial
+        ]
         self.torch_params = [
             torch.tensor(a, dtype=self.torch_dtype, requires_grad=True) for a in initial
         ]
@@ -65,7 +69,7 @@ class Pair:
                 continue
             # Gradients that keep their sign for a while, then flip (exercises Rprop's rules).
             g = self.rng.standard_normal(e.shape) + 0.5 * np.sign(np.asarray(e.detach()))
-            e.grad = ember.tensor(g, dtype=self.dtype)
+            e.grad = ember.tensor(g, dtype=self.dtype, device=self.device)
             t.grad = torch.tensor(g, dtype=self.torch_dtype)
         self.ember_opt.step()
         self.torch_opt.step()
@@ -88,8 +92,10 @@ def _close(got: np.ndarray, expected: np.ndarray, tol: float, what: str) -> None
 
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64], ids=lambda d: d.name)
-def test_matches_torch_step_for_step(case: tuple[str, dict[str, Any]], dtype: ember.dtype) -> None:
-    pair = Pair(case[0], case[1], dtype)
+def test_matches_torch_step_for_step(
+    case: tuple[str, dict[str, Any]], dtype: ember.dtype, device: str
+) -> None:
+    pair = Pair(case[0], case[1], dtype, device)
     for step in range(12):
         pair.step(skip=1 if step == 4 else None)
         pair.assert_close()
