@@ -14,6 +14,7 @@ from ember._ops import conversion, random, unary
 from ember._ops import elementwise as ew
 from ember._tensor import Tensor, make_view
 from ember.autograd._mode import no_grad
+from ember.nn._init_structured import deprecated_alias, dirac_, orthogonal_, sparse_
 
 __all__ = [
     "calculate_gain",
@@ -29,6 +30,9 @@ __all__ = [
     "xavier_uniform_",
     "zeros_",
 ]
+__all__ += ["dirac_", "orthogonal_", "sparse_"]
+__all__ += ["constant", "dirac", "eye", "kaiming_normal", "kaiming_uniform", "normal"]
+__all__ += ["orthogonal", "sparse", "uniform", "xavier_normal", "xavier_uniform"]
 
 _LINEAR = frozenset(
     {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -229,3 +233,17 @@ def trunc_normal_(
         values = ew.add(ew.mul(_erfinv(tensor), std * math.sqrt(2.0)), mean)
         conversion.copy_(tensor, unary.clamp(values, a, b))
         return tensor
+
+
+# The deprecated names PyTorch still exports (each warns with a FutureWarning).
+uniform = deprecated_alias(uniform_)
+normal = deprecated_alias(normal_)
+constant = deprecated_alias(constant_)
+eye = deprecated_alias(eye_)
+dirac = deprecated_alias(dirac_)
+xavier_uniform = deprecated_alias(xavier_uniform_)
+xavier_normal = deprecated_alias(xavier_normal_)
+kaiming_uniform = deprecated_alias(kaiming_uniform_)
+kaiming_normal = deprecated_alias(kaiming_normal_)
+orthogonal = deprecated_alias(orthogonal_)
+sparse = deprecated_alias(sparse_)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember._ops import add, copy_, maximum, sqrt, zeros_like
+from ember.optim._flags import flags
 from ember.optim._updates import addcdiv_, addcmul_, lerp_
 from ember.optim.optimizer import Optimizer, ParamsT, _step_tensor
 
@@ -26,6 +27,10 @@ class Adam(Optimizer):
         *,
         maximize: bool = False,
         decoupled_weight_decay: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         check_adam_options(lr, betas, eps, weight_decay)
         defaults = {
@@ -34,8 +39,15 @@ class Adam(Optimizer):
             "eps": eps,
             "weight_decay": weight_decay,
             "amsgrad": amsgrad,
-            "maximize": maximize,
             "decoupled_weight_decay": decoupled_weight_decay,
+            **flags(
+                foreach=foreach,
+                maximize=maximize,
+                capturable=capturable,
+                differentiable=differentiable,
+                fused=fused,
+            ),
+            "fused": fused,
         }
         super().__init__(params, defaults)
 

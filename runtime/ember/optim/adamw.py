@@ -21,6 +21,10 @@ class AdamW(Adam):
         amsgrad: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(
             params,
@@ -31,6 +35,10 @@ class AdamW(Adam):
             amsgrad,
             maximize=maximize,
             decoupled_weight_decay=True,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
         )
 
     def load_state_dict(self, state_dict: dict[str, object]) -> None:

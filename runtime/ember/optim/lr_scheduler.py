@@ -1,4 +1,5 @@
-"""Learning-rate schedulers: StepLR, CosineAnnealingLR, LambdaLR, OneCycleLR.
+"""Learning-rate schedulers (torch.optim.lr_scheduler): StepLR, CosineAnnealingLR, LambdaLR and
+OneCycleLR here; the base class and the other families in their own modules, re-exported.
 
 Each computes PyTorch's sequence of learning rates with PyTorch's arithmetic (including the
 recursive form of cosine annealing), so the values agree exactly, not just closely.
@@ -8,107 +9,37 @@ from __future__ import annotations
 
 import math
 import types
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from ember.optim._plateau import ReduceLROnPlateau
+from ember.optim._scheduler_base import LRScheduler, per_group
+from ember.optim._schedulers_compose import ChainedScheduler, SequentialLR
+from ember.optim._schedulers_cyclic import CosineAnnealingWarmRestarts, CyclicLR
+from ember.optim._schedulers_factor import (
+    ConstantLR,
+    ExponentialLR,
+    LinearLR,
+    MultiplicativeLR,
+    MultiStepLR,
+    PolynomialLR,
+)
 from ember.optim.optimizer import Optimizer
 
 __all__ = ["CosineAnnealingLR", "LRScheduler", "LambdaLR", "OneCycleLR", "StepLR"]
-
-_EPOCH_DEPRECATION = (
-    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
-    "where possible. Please use `scheduler.step()` to step the scheduler. During the "
-    "deprecation, if epoch is different from None, the closed form is used instead of the "
-    "new chainable form, where available."
-)
-
-
-class LRScheduler:
-    """Base class: sets each group's `lr` from `get_lr()` at every `step()`."""
-
-    _get_lr_called_within_step: bool = False
-    _is_initial: bool = False
-
-    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        self.optimizer = optimizer
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
-        else:
-            for i, group in enumerate(optimizer.param_groups):
-                if "initial_lr" not in group:
-                    raise KeyError(
-                        f"param 'initial_lr' is not specified in param_groups[{i}] when "
-                        "resuming scheduler with last_epoch >= 0; load the optimizer's state "
-                        "dict first"
-                    )
-        self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self._step_count = 0
-        self._is_initial = True
-        try:
-            self.step()
-        finally:
-            self._is_initial = False
-
-    def state_dict(self) -> dict[str, Any]:
-        """Every attribute except the optimizer."""
-        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore the attributes saved by `state_dict()`."""
-        self.__dict__.update(state_dict)
-
-    def get_last_lr(self) -> list[float]:
-        """The learning rates the last `step()` set, one per parameter group."""
-        return self._last_lr
-
-    def get_lr(self) -> list[float]:
-        """The learning rates for the current `last_epoch` (called by `step()`)."""
-        raise NotImplementedError
-
-    def step(self, epoch: int | None = None) -> None:
-        """Advance one epoch (or batch, for OneCycleLR) and set the groups' learning rates."""
-        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
-            warnings.warn(
-                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. You should "
-                "call them in the opposite order: `optimizer.step()` before "
-                "`lr_scheduler.step()`. Failure to do this will result in skipping the first "
-                "value of the learning rate schedule.",
-                UserWarning,
-                stacklevel=2,
-            )
-        self._step_count += 1
-        self._get_lr_called_within_step = True
-        try:
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
-                self.last_epoch = epoch
-                closed_form = getattr(self, "_get_closed_form_lr", None)
-                values = closed_form() if closed_form is not None else self.get_lr()
-        finally:
-            self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
-            group["lr"] = lr
-        self._last_lr: list[float] = [group["lr"] for group in self.optimizer.param_groups]
-
-    def _warn_outside_step(self) -> None:
-        if not self._get_lr_called_within_step:
-            warnings.warn(
-                "To get the last learning rate computed by the scheduler, please use "
-                "`get_last_lr()`.",
-                UserWarning,
-                stacklevel=3,
-            )
-
-    def _current_lrs(self) -> list[float]:
-        return [group["lr"] for group in self.optimizer.param_groups]
+__all__ += [
+    "ChainedScheduler",
+    "ConstantLR",
+    "CosineAnnealingWarmRestarts",
+    "CyclicLR",
+    "ExponentialLR",
+    "LinearLR",
+    "MultiStepLR",
+    "MultiplicativeLR",
+    "PolynomialLR",
+    "ReduceLROnPlateau",
+    "SequentialLR",
+]
 
 
 class LambdaLR(LRScheduler):
@@ -262,7 +193,7 @@ class OneCycleLR(LRScheduler):
                 f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
         self._anneal_func_type = anneal_strategy
-        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        max_lrs = per_group("max_lr", optimizer, max_lr)
         if last_epoch == -1:
             for group, group_max_lr in zip(optimizer.param_groups, max_lrs, strict=True):
                 group["initial_lr"] = group_max_lr / div_factor
@@ -275,8 +206,8 @@ class OneCycleLR(LRScheduler):
                     "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
                 )
             self.use_beta1 = "betas" in optimizer.defaults
-            max_momenta = _per_group("max_momentum", optimizer, max_momentum)
-            base_momenta = _per_group("base_momentum", optimizer, base_momentum)
+            max_momenta = per_group("max_momentum", optimizer, max_momentum)
+            base_momenta = per_group("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
                 for high, low, group in zip(
                     max_momenta, base_momenta, optimizer.param_groups, strict=True
@@ -369,15 +300,3 @@ def _phases(total_steps: int, pct_start: float, three_phase: bool) -> list[dict[
         phase(warmup_end, ("initial_lr", "max_lr"), ("max_momentum", "base_momentum")),
         phase(total_steps - 1, ("max_lr", "min_lr"), ("base_momentum", "max_momentum")),
     ]
-
-
-def _per_group(name: str, optimizer: Optimizer, value: float | Sequence[float]) -> list[float]:
-    groups = len(optimizer.param_groups)
-    if isinstance(value, (list, tuple)):
-        if len(value) != groups:
-            raise ValueError(
-                f"{name} must have the same length as optimizer.param_groups. {name} has "
-                f"{len(value)} values, param_groups has {groups}."
-            )
-        return list(value)
-    return [value] * groups  # type: ignore[list-item]

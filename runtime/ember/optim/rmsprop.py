@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember._ops import add, div, mul, sqrt, sub, zeros_like
+from ember.optim._flags import flags
 from ember.optim._updates import addcdiv_, addcmul_, lerp_
 from ember.optim.optimizer import Optimizer, ParamsT, _step_tensor
 
@@ -24,7 +25,10 @@ class RMSprop(Optimizer):
         weight_decay: float = 0,
         momentum: float = 0,
         centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
         maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         if not lr >= 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -43,7 +47,12 @@ class RMSprop(Optimizer):
             "eps": eps,
             "centered": centered,
             "weight_decay": weight_decay,
-            "maximize": maximize,
+            **flags(
+                foreach=foreach,
+                maximize=maximize,
+                capturable=capturable,
+                differentiable=differentiable,
+            ),
         }
         super().__init__(params, defaults)
 

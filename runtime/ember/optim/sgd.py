@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember._ops import add, clone
+from ember.optim._flags import flags
 from ember.optim.optimizer import Optimizer, ParamsT
 
 __all__ = ["SGD"]
@@ -24,6 +25,9 @@ class SGD(Optimizer):
         nesterov: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -39,7 +43,8 @@ class SGD(Optimizer):
             "dampening": dampening,
             "weight_decay": weight_decay,
             "nesterov": nesterov,
-            "maximize": maximize,
+            **flags(foreach=foreach, maximize=maximize, differentiable=differentiable, fused=fused),
+            "fused": fused,
         }
         super().__init__(params, defaults)
 
