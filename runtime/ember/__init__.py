@@ -173,6 +173,15 @@ from ember._ops import (
     zeros,
     zeros_like,
 )
+from ember._dtype_info import finfo, iinfo
+from ember._layout import layout, strided
+from ember._precision import (
+    are_deterministic_algorithms_enabled,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
 from ember._storage import Storage
 from ember._stream import (
     Event,
@@ -214,6 +223,9 @@ int = int32
 
 # Subpackages, imported with ember as torch's are.
 from ember import autograd, library, memory, nn, optim, utils  # noqa: E402
+from ember import accelerator, amp, backends, cpu, cuda  # noqa: E402
+from ember._tensor_surface import is_complex, is_floating_point, is_nonzero  # noqa: E402
+from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from ember.library._namespace import Ops as _Ops  # noqa: E402
 from ember.utils import data as _data  # noqa: E402, F401
 
@@ -424,4 +436,24 @@ __all__ = [
     "where",
     "zeros",
     "zeros_like",
+    "accelerator",
+    "amp",
+    "are_deterministic_algorithms_enabled",
+    "autocast",
+    "backends",
+    "cpu",
+    "cuda",
+    "finfo",
+    "get_autocast_dtype",
+    "get_float32_matmul_precision",
+    "iinfo",
+    "is_autocast_enabled",
+    "is_complex",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "is_floating_point",
+    "is_nonzero",
+    "layout",
+    "set_float32_matmul_precision",
+    "strided",
+    "use_deterministic_algorithms",
 ]

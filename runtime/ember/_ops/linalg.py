@@ -8,6 +8,7 @@ import warnings
 from typing import Any, Final
 
 from ember import _dtype
+from ember._autocast import autocast_op
 from ember._dispatch import Kernel, kernel_for
 from ember._errors import DTypeError
 from ember._ops import conversion as conv
@@ -37,6 +38,7 @@ _CPP_NAMES = {
 }
 
 
+@autocast_op("mm")
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product of two 2-D tensors of the same dtype."""
     a, b = input, mat2
@@ -66,6 +68,7 @@ def _inner_size(a: Tensor, b: Tensor) -> None:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
 
 
+@autocast_op("bmm")
 def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Batched matrix product of two 3-D tensors with equal batch sizes."""
     a, b = input, mat2
@@ -87,6 +90,7 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _record("BmmBackward", formulas.bmm_backward, a, b, result) if grad else result
 
 
+@autocast_op("matmul")
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product with NumPy's rules: 1-D operands and broadcast batch dims."""
     a, b = input, other

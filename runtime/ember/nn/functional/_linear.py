@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ember._autocast import autocast_op
 from ember._ops import elementwise as ew
 from ember._ops import linalg, reduction
 from ember._ops import shape as shape_ops
@@ -34,6 +35,7 @@ def _linear_backward(node: FormulaNode, grad: Tensor) -> tuple[Tensor | None, ..
     return gx, gw, gb
 
 
+@autocast_op("linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias, with weight of shape (out_features, in_features)."""
     if input.ndim < 2 or weight.ndim != 2:
