@@ -27,7 +27,9 @@ from ember._dtype import (
     set_default_dtype,
     uint8,
 )
+from ember._dtype_info import finfo, iinfo
 from ember._errors import DTypeError, OutOfMemoryError
+from ember._layout import layout, strided
 
 # Every public op by name, so that readers, IDEs and type checkers find them.
 from ember._ops import (
@@ -173,8 +175,6 @@ from ember._ops import (
     zeros,
     zeros_like,
 )
-from ember._dtype_info import finfo, iinfo
-from ember._layout import layout, strided
 from ember._precision import (
     are_deterministic_algorithms_enabled,
     get_float32_matmul_precision,
@@ -222,8 +222,7 @@ long = int64
 int = int32
 
 # Subpackages, imported with ember as torch's are.
-from ember import autograd, library, memory, nn, optim, utils  # noqa: E402
-from ember import accelerator, amp, backends, cpu, cuda  # noqa: E402
+from ember import accelerator, amp, autograd, backends, cpu, cuda, library, memory, nn, optim, utils  # noqa: E402
 from ember._tensor_surface import is_complex, is_floating_point, is_nonzero  # noqa: E402
 from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from ember.library._namespace import Ops as _Ops  # noqa: E402
@@ -243,18 +242,23 @@ __all__ = [
     "Stream",
     "Tensor",
     "abs",
+    "accelerator",
     "add",
     "add_",
     "all",
     "amax",
     "amin",
+    "amp",
     "any",
     "arange",
+    "are_deterministic_algorithms_enabled",
     "argmax",
     "argmin",
     "as_strided",
     "as_tensor",
+    "autocast",
     "autograd",
+    "backends",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
@@ -270,6 +274,8 @@ __all__ = [
     "clone",
     "copy_",
     "cos",
+    "cpu",
+    "cuda",
     "cumsum",
     "current_stream",
     "default_stream",
@@ -292,6 +298,7 @@ __all__ = [
     "expm1",
     "eye",
     "fill_",
+    "finfo",
     "flatten",
     "float",
     "float16",
@@ -307,11 +314,14 @@ __all__ = [
     "gather",
     "ge",
     "gelu",
+    "get_autocast_dtype",
     "get_default_device",
     "get_default_dtype",
+    "get_float32_matmul_precision",
     "get_num_threads",
     "gt",
     "half",
+    "iinfo",
     "index_select",
     "inference_mode",
     "initial_seed",
@@ -319,9 +329,15 @@ __all__ = [
     "int8",
     "int32",
     "int64",
+    "is_autocast_enabled",
     "is_available",
+    "is_complex",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "is_floating_point",
     "is_grad_enabled",
     "is_inference_mode_enabled",
+    "is_nonzero",
+    "layout",
     "le",
     "library",
     "linspace",
@@ -399,6 +415,7 @@ __all__ = [
     "select",
     "set_default_device",
     "set_default_dtype",
+    "set_float32_matmul_precision",
     "set_grad_enabled",
     "set_num_threads",
     "set_stream",
@@ -412,6 +429,7 @@ __all__ = [
     "stack",
     "std",
     "stream",
+    "strided",
     "sub",
     "sub_",
     "subtract",
@@ -430,30 +448,11 @@ __all__ = [
     "unflatten",
     "uniform_",
     "unsqueeze",
+    "use_deterministic_algorithms",
     "utils",
     "var",
     "view",
     "where",
     "zeros",
     "zeros_like",
-    "accelerator",
-    "amp",
-    "are_deterministic_algorithms_enabled",
-    "autocast",
-    "backends",
-    "cpu",
-    "cuda",
-    "finfo",
-    "get_autocast_dtype",
-    "get_float32_matmul_precision",
-    "iinfo",
-    "is_autocast_enabled",
-    "is_complex",
-    "is_deterministic_algorithms_warn_only_enabled",
-    "is_floating_point",
-    "is_nonzero",
-    "layout",
-    "set_float32_matmul_precision",
-    "strided",
-    "use_deterministic_algorithms",
 ]

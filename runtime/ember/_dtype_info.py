@@ -28,7 +28,7 @@ class finfo:
         self.min: float = float(info.min)
         self.tiny: float = float(info.smallest_normal)
         self.smallest_normal: float = self.tiny
-        self.resolution: float = 10.0 ** -info.precision
+        self.resolution: float = 10.0**-info.precision
         self.dtype: str = dt.name
 
     def __repr__(self) -> str:

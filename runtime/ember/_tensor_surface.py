@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ember import _dtype as dtypes
 from ember import _upper
@@ -47,7 +47,7 @@ class SurfaceMethods(TensorCore):
 
     def __format__(self, spec: str) -> str:
         if not self._shape:  # a 0-d tensor formats as its Python number, as in torch
-            return format(self.item(), spec)
+            return format(cast("Tensor", self).item(), spec)
         if spec:
             raise TypeError("unsupported format string passed to Tensor.__format__")
         return repr(self)

@@ -63,12 +63,10 @@ def test_cuda_reason_is_the_plugins() -> None:
 
 
 def test_cuda_device_context_and_stream_raise_runtime_error() -> None:
-    with pytest.raises(RuntimeError):
-        with torch.cuda.device(0):
-            pass
-    with pytest.raises(RuntimeError, match="no CUDA device"):
-        with ember.cuda.device(0):
-            pass
+    with pytest.raises(RuntimeError), torch.cuda.device(0):
+        pass
+    with pytest.raises(RuntimeError, match="no CUDA device"), ember.cuda.device(0):
+        pass
     for make in (torch.cuda.Stream, ember.cuda.Stream):
         with pytest.raises(RuntimeError):
             make()
