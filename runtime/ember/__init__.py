@@ -12,6 +12,7 @@ from ember._device import (
     is_available,
     set_default_device,
 )
+from ember._device_modules import get_device_module
 from ember._dtype import (
     bool,
     dtype,
@@ -27,7 +28,7 @@ from ember._dtype import (
     set_default_dtype,
     uint8,
 )
-from ember._dtype_info import finfo, iinfo
+from ember._dtype_info import can_cast, finfo, iinfo
 from ember._errors import DTypeError, OutOfMemoryError
 from ember._layout import layout, strided
 
@@ -177,9 +178,13 @@ from ember._ops import (
 )
 from ember._precision import (
     are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
     get_float32_matmul_precision,
     is_deterministic_algorithms_warn_only_enabled,
+    is_warn_always_enabled,
+    set_deterministic_debug_mode,
     set_float32_matmul_precision,
+    set_warn_always,
     use_deterministic_algorithms,
 )
 from ember._storage import Storage
@@ -223,8 +228,21 @@ int = int32
 
 # Subpackages, imported with ember as torch's are.
 from ember import accelerator, amp, autograd, backends, cpu, cuda, library, memory, nn, optim, utils  # noqa: E402
-from ember._tensor_surface import is_complex, is_floating_point, is_nonzero  # noqa: E402
-from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+from ember._tensor_surface import (  # noqa: E402
+    get_device,
+    is_complex,
+    is_floating_point,
+    is_nonzero,
+    is_signed,
+)
+from ember.amp.autocast_mode import (  # noqa: E402
+    autocast,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+)
 from ember.library._namespace import Ops as _Ops  # noqa: E402
 from ember.utils import data as _data  # noqa: E402, F401
 
@@ -265,6 +283,7 @@ __all__ = [
     "bitwise_xor",
     "bmm",
     "bool",
+    "can_cast",
     "cat",
     "ceil",
     "chunk",
@@ -314,9 +333,14 @@ __all__ = [
     "gather",
     "ge",
     "gelu",
+    "get_autocast_cpu_dtype",
     "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
     "get_default_device",
     "get_default_dtype",
+    "get_deterministic_debug_mode",
+    "get_device",
+    "get_device_module",
     "get_float32_matmul_precision",
     "get_num_threads",
     "gt",
@@ -329,6 +353,7 @@ __all__ = [
     "int8",
     "int32",
     "int64",
+    "is_autocast_cpu_enabled",
     "is_autocast_enabled",
     "is_available",
     "is_complex",
@@ -337,6 +362,8 @@ __all__ = [
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "is_nonzero",
+    "is_signed",
+    "is_warn_always_enabled",
     "layout",
     "le",
     "library",
@@ -415,10 +442,12 @@ __all__ = [
     "select",
     "set_default_device",
     "set_default_dtype",
+    "set_deterministic_debug_mode",
     "set_float32_matmul_precision",
     "set_grad_enabled",
     "set_num_threads",
     "set_stream",
+    "set_warn_always",
     "sigmoid",
     "sign",
     "sin",

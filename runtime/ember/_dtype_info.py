@@ -6,7 +6,7 @@ import numpy as np
 
 from ember import _dtype as dtypes
 
-__all__ = ["finfo", "iinfo"]
+__all__ = ["can_cast", "finfo", "iinfo"]
 
 
 class finfo:
@@ -58,3 +58,9 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+def can_cast(from_: dtypes.dtype, to: dtypes.dtype) -> bool:
+    """Whether promotion may cast `from_` to `to`: never to a lower kind (float -> int,
+    int -> bool), any size within a kind, as torch.can_cast."""
+    return from_.category <= to.category

@@ -112,6 +112,9 @@ class SurfaceMethods(TensorCore):
     def is_nonzero(self) -> builtins.bool:
         return is_nonzero(self)
 
+    def is_same_size(self, other: Any) -> builtins.bool:
+        return self._shape == other._shape
+
     @property
     def is_sparse(self) -> builtins.bool:
         return False
@@ -169,3 +172,13 @@ def is_complex(t: Any) -> builtins.bool:
 def is_floating_point(t: Any) -> builtins.bool:
     """Whether `t`'s dtype is a floating type."""
     return builtins.bool(t.is_floating_point())
+
+
+def is_signed(t: Any) -> builtins.bool:
+    """Whether `t`'s dtype is signed."""
+    return builtins.bool(t.is_signed())
+
+
+def get_device(t: Any) -> int:
+    """-1 for a cpu tensor, else its device index."""
+    return int(t.get_device())

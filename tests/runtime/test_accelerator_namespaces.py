@@ -135,3 +135,36 @@ def test_cpu_namespace() -> None:
     assert ember.cpu.device_count() == torch.cpu.device_count()
     assert ember.cpu.current_device() == torch.cpu.current_device()
     ember.cpu.synchronize()
+
+
+def test_deterministic_debug_mode_matches_torch() -> None:
+    try:
+        for mode in ("warn", 2, "default", 1, 0):
+            torch.set_deterministic_debug_mode(mode)
+            ember.set_deterministic_debug_mode(mode)
+            assert ember.get_deterministic_debug_mode() == torch.get_deterministic_debug_mode()
+            assert (
+                ember.are_deterministic_algorithms_enabled()
+                == torch.are_deterministic_algorithms_enabled()
+            )
+    finally:
+        torch.set_deterministic_debug_mode(0)
+        ember.set_deterministic_debug_mode(0)
+    with pytest.raises(RuntimeError):
+        ember.set_deterministic_debug_mode("loud")
+
+
+def test_warn_always_switch() -> None:
+    assert ember.is_warn_always_enabled() is torch.is_warn_always_enabled() is False
+    ember.set_warn_always(True)
+    assert ember.is_warn_always_enabled()
+    ember.set_warn_always(False)
+
+
+def test_get_device_module() -> None:
+    assert ember.get_device_module("cpu") is ember.cpu
+    assert ember.get_device_module(ember.device("cpu")) is ember.cpu
+    assert ember.get_device_module("cuda:0") is ember.cuda
+    assert ember.get_device_module() is ember.cpu  # no accelerator here, as torch
+    with pytest.raises(RuntimeError, match="does not have a corresponding module"):
+        ember.get_device_module("numpy")

@@ -200,3 +200,16 @@ def test_cuda_grad_scaler_alias_warns() -> None:
         scaler = ember.cuda.amp.GradScaler()
     assert any(issubclass(w.category, FutureWarning) for w in caught)
     assert scaler.is_enabled() == ember.cuda.is_available()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_older_autocast_names_match_torch() -> None:
+    with pytest.warns(DeprecationWarning, match="is_autocast_enabled\\('cpu'\\)"):
+        ember.is_autocast_cpu_enabled()
+    for lib in (torch, ember):
+        assert lib.is_autocast_cpu_enabled() is False
+        with lib.autocast("cpu", dtype=lib.float16):
+            assert lib.is_autocast_cpu_enabled() is True
+            assert lib.get_autocast_cpu_dtype() is lib.float16
+    assert ember.get_autocast_gpu_dtype() is ember.float16
+    assert _name(torch.get_autocast_gpu_dtype()) == "float16"

@@ -103,3 +103,16 @@ def test_iinfo_matches_torch(name: str) -> None:
     assert (e.bits, e.min, e.max, e.dtype) == (t.bits, t.min, t.max, t.dtype)
     with pytest.raises(TypeError):
         ember.iinfo(ember.float32)
+
+
+@pytest.mark.parametrize("a", DTYPES)
+@pytest.mark.parametrize("b", DTYPES)
+def test_can_cast_matches_torch(a: str, b: str) -> None:
+    expected = torch.can_cast(getattr(torch, a), getattr(torch, b))
+    assert ember.can_cast(getattr(ember, a), getattr(ember, b)) is expected
+
+
+def test_function_forms() -> None:
+    e = ember.zeros(2, dtype=ember.uint8)
+    assert ember.is_signed(e) is False and ember.get_device(e) == -1
+    assert e.is_same_size(ember.ones(2)) and not e.is_same_size(ember.ones(3))

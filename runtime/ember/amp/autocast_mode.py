@@ -13,7 +13,15 @@ from typing import Any, TypeVar, cast
 from ember import _autocast, _device
 from ember import _dtype as dtypes
 
-__all__ = ["autocast", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled"]
+__all__ = [
+    "autocast",
+    "get_autocast_cpu_dtype",
+    "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
+    "is_autocast_available",
+    "is_autocast_cpu_enabled",
+    "is_autocast_enabled",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -105,3 +113,29 @@ def get_autocast_dtype(device_type: str) -> dtypes.dtype:
     """The dtype of the open region for `device_type`, else its default."""
     region = _autocast.STATE.regions.get(device_type)
     return region[1] if region is not None else _autocast.default_dtype(device_type)
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """torch's older name for `is_autocast_enabled("cpu")`."""
+    _deprecated("is_autocast_cpu_enabled", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def get_autocast_cpu_dtype() -> dtypes.dtype:
+    """torch's older name for `get_autocast_dtype("cpu")`."""
+    _deprecated("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype() -> dtypes.dtype:
+    """torch's older name for `get_autocast_dtype("cuda")`."""
+    _deprecated("get_autocast_gpu_dtype", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def _deprecated(name: str, replacement: str) -> None:
+    warnings.warn(
+        f"ember.{name}() is deprecated. Please use ember.{replacement} instead.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
