@@ -93,6 +93,13 @@ class GradScaler:
         state["stage"] = OptState.UNSCALED
 
     def _unscale_grads(self, optimizer: Any, inverse: float) -> bool:
+        from ember.autograd import no_grad
+
+        with no_grad():
+            checks = self._unscale_each(optimizer, inverse)
+        return any(c != 0.0 for c in checks)
+
+    def _unscale_each(self, optimizer: Any, inverse: float) -> list[float]:
         from ember._ops import mul, sum
 
         checks = []
@@ -105,7 +112,7 @@ class GradScaler:
                     raise ValueError("Attempting to unscale FP16 gradients.")
                 g.mul_(inverse)
                 checks.append(float(sum(mul(g, 0.0)).item()))
-        return any(c != 0.0 for c in checks)
+        return checks
 
     def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
         """Unscale if needed, then `optimizer.step()` unless a gradient is inf/NaN."""
