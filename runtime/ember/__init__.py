@@ -12,6 +12,7 @@ from ember._device import (
     is_available,
     set_default_device,
 )
+from ember._device_modules import get_device_module
 from ember._dtype import (
     bool,
     dtype,
@@ -27,7 +28,9 @@ from ember._dtype import (
     set_default_dtype,
     uint8,
 )
+from ember._dtype_info import can_cast, finfo, iinfo
 from ember._errors import DTypeError, OutOfMemoryError
+from ember._layout import layout, strided
 
 # Every public op by name, so that readers, IDEs and type checkers find them.
 from ember._ops import (
@@ -173,6 +176,17 @@ from ember._ops import (
     zeros,
     zeros_like,
 )
+from ember._precision import (
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    is_warn_always_enabled,
+    set_deterministic_debug_mode,
+    set_float32_matmul_precision,
+    set_warn_always,
+    use_deterministic_algorithms,
+)
 from ember._storage import Storage
 from ember._stream import (
     Event,
@@ -213,7 +227,22 @@ long = int64
 int = int32
 
 # Subpackages, imported with ember as torch's are.
-from ember import autograd, library, memory, nn, optim, utils  # noqa: E402
+from ember import accelerator, amp, autograd, backends, cpu, cuda, library, memory, nn, optim, utils  # noqa: E402
+from ember._tensor_surface import (  # noqa: E402
+    get_device,
+    is_complex,
+    is_floating_point,
+    is_nonzero,
+    is_signed,
+)
+from ember.amp.autocast_mode import (  # noqa: E402
+    autocast,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+)
 from ember.library._namespace import Ops as _Ops  # noqa: E402
 from ember.utils import data as _data  # noqa: E402, F401
 
@@ -231,24 +260,30 @@ __all__ = [
     "Stream",
     "Tensor",
     "abs",
+    "accelerator",
     "add",
     "add_",
     "all",
     "amax",
     "amin",
+    "amp",
     "any",
     "arange",
+    "are_deterministic_algorithms_enabled",
     "argmax",
     "argmin",
     "as_strided",
     "as_tensor",
+    "autocast",
     "autograd",
+    "backends",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
     "bitwise_xor",
     "bmm",
     "bool",
+    "can_cast",
     "cat",
     "ceil",
     "chunk",
@@ -258,6 +293,8 @@ __all__ = [
     "clone",
     "copy_",
     "cos",
+    "cpu",
+    "cuda",
     "cumsum",
     "current_stream",
     "default_stream",
@@ -280,6 +317,7 @@ __all__ = [
     "expm1",
     "eye",
     "fill_",
+    "finfo",
     "flatten",
     "float",
     "float16",
@@ -295,11 +333,19 @@ __all__ = [
     "gather",
     "ge",
     "gelu",
+    "get_autocast_cpu_dtype",
+    "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
     "get_default_device",
     "get_default_dtype",
+    "get_deterministic_debug_mode",
+    "get_device",
+    "get_device_module",
+    "get_float32_matmul_precision",
     "get_num_threads",
     "gt",
     "half",
+    "iinfo",
     "index_select",
     "inference_mode",
     "initial_seed",
@@ -307,9 +353,18 @@ __all__ = [
     "int8",
     "int32",
     "int64",
+    "is_autocast_cpu_enabled",
+    "is_autocast_enabled",
     "is_available",
+    "is_complex",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "is_floating_point",
     "is_grad_enabled",
     "is_inference_mode_enabled",
+    "is_nonzero",
+    "is_signed",
+    "is_warn_always_enabled",
+    "layout",
     "le",
     "library",
     "linspace",
@@ -387,9 +442,12 @@ __all__ = [
     "select",
     "set_default_device",
     "set_default_dtype",
+    "set_deterministic_debug_mode",
+    "set_float32_matmul_precision",
     "set_grad_enabled",
     "set_num_threads",
     "set_stream",
+    "set_warn_always",
     "sigmoid",
     "sign",
     "sin",
@@ -400,6 +458,7 @@ __all__ = [
     "stack",
     "std",
     "stream",
+    "strided",
     "sub",
     "sub_",
     "subtract",
@@ -418,6 +477,7 @@ __all__ = [
     "unflatten",
     "uniform_",
     "unsqueeze",
+    "use_deterministic_algorithms",
     "utils",
     "var",
     "view",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ember import _dtype as dtypes
@@ -60,18 +58,3 @@ class ConversionMethods(TensorCore):
 
     def contiguous(self: _Self) -> _Self:
         return self if self._contiguous else _up.ops.clone(self)
-
-    def new_tensor(self, data: Any) -> Tensor:
-        return _up.ops.tensor(data, dtype=self._dtype, device=self._device)
-
-    def new_zeros(self, *size: Any) -> Tensor:
-        return _up.ops.zeros(*size, dtype=self._dtype, device=self._device)
-
-    def new_ones(self, *size: Any) -> Tensor:
-        return _up.ops.ones(*size, dtype=self._dtype, device=self._device)
-
-    def new_empty(self, *size: Any) -> Tensor:
-        return _up.ops.empty(*size, dtype=self._dtype, device=self._device)
-
-    def new_full(self, size: Sequence[builtins.int], fill_value: Any) -> Tensor:
-        return _up.ops.full(size, fill_value, dtype=self._dtype, device=self._device)

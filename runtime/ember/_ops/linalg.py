@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Final
 
-from ember import _dtype
+from ember import _autocast, _dtype
 from ember._dispatch import Kernel, kernel_for
 from ember._errors import DTypeError
 from ember._ops import conversion as conv
@@ -39,6 +39,8 @@ _CPP_NAMES = {
 
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product of two 2-D tensors of the same dtype."""
+    if _autocast._active and not _autocast.STATE.suspended:
+        return _autocast.call("mm", mm, input, mat2, out=out)
     a, b = input, mat2
     if len(a._shape) != 2:
         raise RuntimeError(f"self must be a matrix, got a {len(a._shape)}-D tensor")
@@ -68,6 +70,8 @@ def _inner_size(a: Tensor, b: Tensor) -> None:
 
 def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Batched matrix product of two 3-D tensors with equal batch sizes."""
+    if _autocast._active and not _autocast.STATE.suspended:
+        return _autocast.call("bmm", bmm, input, mat2, out=out)
     a, b = input, mat2
     if len(a._shape) != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor, got a {len(a._shape)}-D tensor")
@@ -89,6 +93,8 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product with NumPy's rules: 1-D operands and broadcast batch dims."""
+    if _autocast._active and not _autocast.STATE.suspended:
+        return _autocast.call("matmul", matmul, input, other, out=out)
     a, b = input, other
     da, db = len(a._shape), len(b._shape)
     if da == 0 or db == 0:

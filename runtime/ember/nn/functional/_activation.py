@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Final
 
 from ember import _dtype
+from ember._autocast import autocast_op
 from ember._errors import DTypeError
 from ember._ops import elementwise as ew
 from ember._ops import names, reduction, unary
@@ -211,6 +212,7 @@ def _log_softmax_backward(node: FormulaNode, grad: Tensor) -> tuple[Tensor]:
     return (ew.sub(grad, ew.mul(unary.exp(y), total)),)
 
 
+@autocast_op("softmax")
 def softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtype.dtype | None = None
 ) -> Tensor:
@@ -222,6 +224,7 @@ def softmax(
     return record("SoftmaxBackward0", _softmax_backward, (x,), out, save_output=True, ctx=d)
 
 
+@autocast_op("log_softmax")
 def log_softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtype.dtype | None = None
 ) -> Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ember import _dtype
+from ember._autocast import autocast_op
 from ember._ops import creation, indexing, linalg, reduction, unary
 from ember._ops import elementwise as ew
 from ember._ops import shape as shape_ops
@@ -32,6 +33,7 @@ def _repeat_heads(t: Tensor, repeats: int) -> Tensor:
     return shape_ops.reshape(expanded, (*lead, heads * repeats, length, width))
 
 
+@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember._autocast import autocast_op
 from ember._errors import DTypeError
 from ember._ops._meta import same_device
 from ember._tensor import Tensor
@@ -32,6 +33,7 @@ _CPP_NAMES = {
 }  # fmt: skip
 
 
+@autocast_op("conv1d")
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -45,6 +47,7 @@ def conv1d(
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv2d")
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -58,6 +61,7 @@ def conv2d(
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(
     input: Tensor,
     weight: Tensor,

@@ -8,6 +8,7 @@ weights), so that cross_entropy costs two nodes: log_softmax and nll_loss.
 from __future__ import annotations
 
 from ember import _dtype
+from ember._autocast import autocast_op
 from ember._errors import DTypeError
 from ember._ops import _known_bounds, conversion, creation, indexing, unary
 from ember._ops import elementwise as ew
@@ -109,6 +110,7 @@ def _picked_weights(
     return chosen if kept is None else ew.mul(chosen, kept)
 
 
+@autocast_op("nll_loss")
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -215,6 +217,7 @@ def _cross_entropy_probabilities(
     return ew.div(total, float(logp.numel() // classes) if logp.numel() else float("nan"))
 
 
+@autocast_op("cross_entropy")
 def cross_entropy(
     input: Tensor,
     target: Tensor,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ember import _autocast
 from ember._ops import elementwise as ew
 from ember._ops import linalg, reduction
 from ember._ops import shape as shape_ops
@@ -36,6 +37,8 @@ def _linear_backward(node: FormulaNode, grad: Tensor) -> tuple[Tensor | None, ..
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias, with weight of shape (out_features, in_features)."""
+    if _autocast._active and not _autocast.STATE.suspended:
+        return _autocast.call("linear", linear, input, weight, bias)
     if input.ndim < 2 or weight.ndim != 2:
         # 1-D input or weight: matmul's vector rules, recorded by its own ops.
         result = linalg.matmul(input, shape_ops.t(weight))

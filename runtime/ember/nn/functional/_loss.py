@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+from ember._autocast import autocast_op
 from ember._ops import elementwise as ew
 from ember._ops import reduction as reduce_ops
 from ember._ops import unary
@@ -33,6 +34,7 @@ def _warn_if_broadcast(input: Tensor, target: Tensor) -> None:
         )
 
 
+@autocast_op("mse_loss")
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -51,6 +53,7 @@ def mse_loss(
     return _reduction.reduce(losses, how)
 
 
+@autocast_op("l1_loss")
 def l1_loss(
     input: Tensor,
     target: Tensor,
@@ -68,6 +71,7 @@ def l1_loss(
     return _reduction.reduce(losses, how)
 
 
+@autocast_op("huber_loss")
 def huber_loss(
     input: Tensor,
     target: Tensor,
@@ -92,6 +96,7 @@ def huber_loss(
     return _reduction.reduce(losses, how)
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -122,6 +127,7 @@ def _check_same_size(input: Tensor, target: Tensor) -> None:
         )
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -153,6 +159,7 @@ def _value_range(t: Tensor) -> tuple[float, float]:
     return float(low), float(high)
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ember._autocast import autocast_op
 from ember._ops import elementwise as ew
 from ember._ops import reduction, statistics, unary
 from ember._ops import shape as shape_ops
@@ -86,6 +87,7 @@ def batch_norm(
     return _affine(_standardize(input, mean, var, eps), weight, bias, shape)
 
 
+@autocast_op("layer_norm")
 def layer_norm(
     input: Tensor,
     normalized_shape: Sequence[int],
@@ -109,6 +111,7 @@ def layer_norm(
     return _affine(_standardize(input, mean, var, eps), weight, bias, None)
 
 
+@autocast_op("group_norm")
 def group_norm(
     input: Tensor,
     num_groups: int,

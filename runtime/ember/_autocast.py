@@ -1,0 +1,180 @@
+"""Autocast's dispatch-level cast: the state, the per-device op lists, and the op wrapper.
+
+Each op on PyTorch's autocast lists is defined with `@autocast_op("<name>")`. When no
+autocast region is active anywhere (`_active == 0`) the wrapper costs one global read and
+calls the op. Inside a region enabled for the tensors' device type it casts the floating
+tensor arguments — to the region's dtype for the lower-precision list (matmul, linear,
+conv, ...), to float32 for the float32 list (softmax, losses, sums, ...) — through
+`ember.to`, so autograd sees the casts and gradients come back in the parameters' dtype.
+The op body then runs with autocast suspended (torch redispatches below its Autocast key),
+so a composite's own parts are not cast again.
+
+Lists follow PyTorch 2.13's (aten/src/ATen/autocast_mode.cpp), restricted to ops Ember
+has: `cpu` uses torch's CPU lists; every other device type uses its CUDA lists.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+from ember import _dtype as dtypes
+
+__all__ = ["FP32", "LOWER", "STATE", "autocast_op", "call", "default_dtype", "is_active"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_LOWER_COMMON = {"conv1d", "conv2d", "conv_transpose2d", "bmm", "mm", "linear", "matmul"}
+_LOWER_COMMON |= {"scaled_dot_product_attention"}
+#: ops that run in the autocast dtype, by device kind
+LOWER: dict[str, frozenset[str]] = {
+    "cpu": frozenset(_LOWER_COMMON),
+    "other": frozenset(_LOWER_COMMON),
+}
+_FP32_LOSSES = {"mse_loss", "l1_loss", "huber_loss", "smooth_l1_loss", "nll_loss"}
+_FP32_LOSSES |= {"binary_cross_entropy_with_logits", "cross_entropy"}
+#: ops that run in float32, by device kind
+FP32: dict[str, frozenset[str]] = {
+    "cpu": frozenset(_FP32_LOSSES | {"binary_cross_entropy"}),
+    "other": frozenset(_FP32_LOSSES | {"softmax", "log_softmax", "layer_norm", "group_norm"}),
+}
+
+_active = 0  # autocast regions enabled in any thread: the disabled fast path reads only this
+_active_lock = threading.Lock()
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        # device type -> (enabled, dtype, cache_enabled); absent means disabled
+        self.regions: dict[str, tuple[bool, dtypes.dtype, bool]] = {}
+        self.suspended = False
+        self.cache: dict[int, tuple[Any, Any]] = {}  # id(leaf) -> (leaf, its cast)
+        self.depth = 0
+
+
+STATE = _State()
+
+
+def default_dtype(device_type: str) -> dtypes.dtype:
+    """torch's defaults: bfloat16 on cpu, float16 elsewhere (float16 while bf16 is absent)."""
+    if device_type == "cpu":
+        return getattr(dtypes, "bfloat16", dtypes.float16)
+    return dtypes.float16
+
+
+def is_active() -> bool:
+    return _active > 0
+
+
+def enter(device_type: str, enabled: bool, dtype: dtypes.dtype, cache: bool) -> Any:
+    """Open a region; returns what `leave` needs to restore."""
+    global _active
+    previous = STATE.regions.get(device_type)
+    STATE.regions[device_type] = (enabled, dtype, cache)
+    STATE.depth += 1
+    if enabled:
+        with _active_lock:
+            _active += 1
+    return previous
+
+
+def leave(device_type: str, enabled: bool, previous: Any) -> None:
+    global _active
+    if previous is None:
+        STATE.regions.pop(device_type, None)
+    else:
+        STATE.regions[device_type] = previous
+    STATE.depth -= 1
+    if STATE.depth == 0:
+        STATE.cache.clear()  # torch drops cached casts when the outermost region exits
+    if enabled:
+        with _active_lock:
+            _active -= 1
+
+
+def _device_type(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    from ember._tensor import Tensor
+
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, Tensor):
+            return value._device.type
+    return None
+
+
+def _cast(value: Any, target: dtypes.dtype, cache: bool) -> Any:
+    from ember._ops import to
+    from ember._tensor import Tensor
+
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, target, cache) for v in value)
+    if not isinstance(value, Tensor):
+        return value
+    dt = value._dtype
+    if not dt.is_floating_point or dt is target or dt is dtypes.float64:
+        return value
+    # Cache casts of leaves that require grad (weights) for the region, as torch does.
+    cacheable = cache and value.requires_grad and value.grad_fn is None
+    if cacheable:
+        found = STATE.cache.get(id(value))
+        if found is not None and found[0] is value and found[1]._dtype is target:
+            return found[1]
+    out = to(value, target)
+    if cacheable:
+        STATE.cache[id(value)] = (value, out)
+    return out
+
+
+def _target(name: str, device_type: str) -> tuple[dtypes.dtype, bool] | None:
+    region = STATE.regions.get(device_type)
+    if region is None or not region[0]:
+        return None
+    kind = "cpu" if device_type == "cpu" else "other"
+    if name in LOWER[kind]:
+        return region[1], region[2]
+    if name in FP32[kind]:
+        return dtypes.float32, False
+    return None
+
+
+def call(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run op `name` (whose body is `fn`) under the open regions' policy for it.
+
+    Hot ops call this from their first line, behind `if _autocast._active and not
+    _autocast.STATE.suspended:`; the body then runs with `suspended` set, so `fn` calling
+    itself back lands in its ordinary path.
+    """
+    device_type = _device_type(args, kwargs)
+    found = None if device_type is None else _target(name, device_type)
+    if kwargs.get("out") is not None:  # out= variants are not autocast, as in torch
+        found = None
+    if found is None:
+        return fn(*args, **kwargs)
+    target, cache = found
+    args = tuple(_cast(a, target, cache) for a in args)
+    kwargs = {k: _cast(v, target, cache) for k, v in kwargs.items()}
+    STATE.suspended = True
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        STATE.suspended = False
+
+
+def autocast_op(name: str) -> Callable[[F], F]:
+    """Make op `name` follow autocast's policy: a wrapper for ops costing microseconds.
+
+    Disabled, the wrapper adds ~0.2 us (a Python frame); the hottest small ops (mm, bmm,
+    matmul, linear) inline the check instead (~30 ns), see `call`.
+    """
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def op(*args: Any, **kwargs: Any) -> Any:
+            if not _active or STATE.suspended:
+                return fn(*args, **kwargs)
+            return call(name, fn, *args, **kwargs)
+
+        return cast(F, op)
+
+    return wrap
