@@ -15,6 +15,7 @@ from ember._ops import (
     elementwise,
     indexing,
     linalg,
+    memory_formats,
     names,
     random,
     reduction,
@@ -35,6 +36,7 @@ from ember._ops.elementwise import *  # noqa: F403
 from ember._ops.indexing import *  # noqa: F403
 from ember._ops.indexing import getitem, setitem
 from ember._ops.linalg import *  # noqa: F403
+from ember._ops.memory_formats import *  # noqa: F403
 from ember._ops.random import *  # noqa: F403
 from ember._ops.reduction import *  # noqa: F403
 from ember._ops.reorder import *  # noqa: F403
@@ -53,6 +55,7 @@ __all__ += creation.__all__
 __all__ += elementwise.__all__
 __all__ += indexing.__all__
 __all__ += linalg.__all__
+__all__ += memory_formats.__all__
 __all__ += random.__all__
 __all__ += reduction.__all__
 __all__ += shape.__all__

@@ -155,15 +155,15 @@ def einsum(*args: Any) -> Tensor:
         for i, (term, t) in enumerate(zip(terms, operands, strict=True))
     ]
     if arrow:
-        ellipsis = max((-min((x for x in ls if x < 0), default=0) for ls in labels), default=0)
-        output = _output_labels(rhs, ellipsis, labels)
+        widest = max((-min((x for x in ls if x < 0), default=0) for ls in labels), default=0)
+        output = _output_labels(rhs, widest, labels)
     else:
         counts: dict[Label, int] = {}
         for ls in labels:
             for x in ls:
                 counts[x] = counts.get(x, 0) + 1
-        ellipsis = sorted({x for x in counts if x < 0})
-        output = ellipsis + sorted((x for x, c in counts.items() if x >= 0 and c == 1), key=chr)
+        broadcast = sorted({x for x in counts if x < 0})
+        output = broadcast + sorted((x for x, c in counts.items() if x >= 0 and c == 1), key=chr)
     dtype = _dtype.result_type(*operands)
     tensors = [conv.to(t, dtype) for t in operands]
     pairs = [_diagonals(t, ls) for t, ls in zip(tensors, labels, strict=True)]

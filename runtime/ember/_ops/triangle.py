@@ -19,7 +19,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _band(rows: int, cols: int, diagonal: int, lower: bool, device: object) -> Tensor:
+def _band(rows: int, cols: int, diagonal: int, lower: bool, device: DeviceLike | None) -> Tensor:
     """A (rows, cols) bool mask: True on and below (lower) or above the `diagonal`."""
     row = shape_ops.view(arange(rows, dtype=_dtype.int64, device=device), rows, 1)
     col = shape_ops.view(arange(cols, dtype=_dtype.int64, device=device), 1, cols)
