@@ -99,6 +99,19 @@ class StructureMethods(TensorCore):
     def diff(self, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Tensor:
         return _up.ops.diff(self, n, dim, prepend, append)
 
+    def cumsum_(self, dim: int, *, dtype: Any = None) -> Tensor:
+        return _up.ops.cumsum_(self, dim, dtype=dtype)
+
+    # blocks and windows
+    def kron(self, other: Tensor) -> Tensor:
+        return _up.ops.kron(self, other)
+
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        return _up.ops.unfold(self, dimension, size, step)
+
+    def split_with_sizes(self, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+        return _up.ops.split_with_sizes(self, split_sizes, dim)
+
     # NumPy-style names
     def swapaxes(self, axis0: int, axis1: int) -> Tensor:
         return _up.ops.swapaxes(self, axis0, axis1)

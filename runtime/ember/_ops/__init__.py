@@ -9,6 +9,7 @@ import sys
 from ember import _upper
 from ember._ops import (
     arrangement,
+    blocks,
     conversion,
     creation,
     einsum_equation,
@@ -28,6 +29,8 @@ from ember._ops import (
     unary,
 )
 from ember._ops.arrangement import *  # noqa: F403
+from ember._ops.blocks import *  # noqa: F403
+from ember._ops.blocks import cumsum_, unfold
 from ember._ops.conversion import *  # noqa: F403
 from ember._ops.conversion import dlpack_device, to_dlpack, to_host_array
 from ember._ops.creation import *  # noqa: F403
@@ -67,7 +70,8 @@ __all__ += repetition.__all__
 __all__ += reorder.__all__
 __all__ += scan_composites.__all__
 __all__ += triangle.__all__
-__all__ += ["cumprod_"]
+__all__ += blocks.__all__
+__all__ += ["cumprod_", "cumsum_", "unfold"]
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
 
 # The tensor layer and autograd, below this package, reach ops through `ember._upper`.

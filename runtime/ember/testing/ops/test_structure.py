@@ -107,9 +107,15 @@ CASES: dict[str, tuple[tuple[tuple[int, ...], ...], Case]] = {
         lambda m, x: m.take_along_dim(x, x.argmax(1, True), 1),
     ),
     "take_along_dim-flat": (((3, 4),), lambda m, x: x.take_along_dim(x.argmax().reshape(1))),
+    "block_diag": (((2, 3), (3,), (), (1, 2)), lambda m, a, b, c, d: m.block_diag(a, b, c, d)),
+    "cartesian_prod": (((3,), (2,), (2,)), lambda m, a, b, c: m.cartesian_prod(a, b, c)),
+    "kron": (((2, 3), (3, 2)), lambda m, a, b: m.kron(a, b)),
+    "kron-ranks": (((2,), (3, 2, 2)), lambda m, a, b: a.kron(b)),
+    "unfold": (((3, 7),), lambda m, x: x.unfold(1, 3, 2)),
+    "unfold-dim0": (((5, 2),), lambda m, x: x.unfold(0, 5, 1)),
+    "unfold-transposed": (((4, 6),), lambda m, x: x.t().unfold(-1, 2, 3)),
+    "split_with_sizes": (((5, 2),), lambda m, x: x.split_with_sizes([1, 4])),
 }
-
-NO_GRADIENT = {"meshgrid-ij", "meshgrid-xy"}  # expands of leaves: checked by value only
 
 
 def _torch_values(result: Any) -> list[np.ndarray]:
@@ -142,7 +148,7 @@ def _ember_values(result: Any) -> list[np.ndarray]:
     return [host(result)]
 
 
-@pytest.mark.parametrize("name", sorted(set(CASES) - NO_GRADIENT))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_gradients(device: str, name: str, rng: np.random.Generator) -> None:
     shapes, case = CASES[name]
     arrays = _inputs(shapes, rng)
@@ -314,6 +320,11 @@ ERRORS: dict[str, tuple[tuple[int, ...], Case]] = {
     "vsplit-1d": ((4,), lambda m, x: m.vsplit(x, 2)),
     "diff-negative": ((3,), lambda m, x: m.diff(x, -1)),
     "cumprod-bad-dim": ((3,), lambda m, x: m.cumprod(x, 2)),
+    "unfold-too-big": ((3,), lambda m, x: x.unfold(0, 4, 1)),
+    "unfold-step": ((3,), lambda m, x: x.unfold(0, 2, 0)),
+    "block_diag-3d": ((1, 1, 1), lambda m, x: m.block_diag(x)),
+    "cartesian_prod-2d": ((2, 2), lambda m, x: m.cartesian_prod(x, x)),
+    "split_with_sizes-sum": ((3,), lambda m, x: x.split_with_sizes([1, 1])),
     "logcumsumexp-int": ((3,), lambda m, x: m.logcumsumexp(x.long(), 0)),
 }
 
@@ -376,3 +387,15 @@ def test_contiguous_stays_row_major(device: str) -> None:
     assert x.clone().stride() == torch.ones(3, 4).t().clone().stride() == (1, 4)
     assert x.contiguous().is_contiguous()
     assert x.contiguous().stride() == (3, 1)
+
+
+def test_unfold_is_a_view_and_cumsum_in_place(device: str) -> None:
+    x = make(np.arange(6.0, dtype=np.float32), device)
+    windows = x.unfold(0, 2, 2)
+    windows[:, 0].fill_(-1.0)
+    np.testing.assert_array_equal(host(x), [-1.0, 1.0, -1.0, 3.0, -1.0, 5.0])
+    assert x.cumsum_(0) is x
+    np.testing.assert_array_equal(host(x), np.cumsum([-1.0, 1.0, -1.0, 3.0, -1.0, 5.0]))
+    y = make(np.array([[1, 2], [3, 4]]), device, ember.int32)
+    np.testing.assert_array_equal(host(y.cumprod_(1)), [[1, 2], [3, 12]])
+    assert y.dtype == ember.int32
