@@ -78,6 +78,7 @@ from ember._ops import (
     diag_embed,
     diagflat,
     diagonal,
+    diagonal_scatter,
     diff,
     div,
     div_,
@@ -181,9 +182,11 @@ from ember._ops import (
     scatter_add_,
     seed,
     select,
+    select_scatter,
     sigmoid,
     sign,
     sin,
+    slice_scatter,
     split,
     split_with_sizes,
     sqrt,
@@ -536,4 +539,9 @@ __all__ += [
     "cartesian_prod",
     "kron",
     "split_with_sizes",
+]
+__all__ += [
+    "diagonal_scatter",
+    "select_scatter",
+    "slice_scatter",
 ]

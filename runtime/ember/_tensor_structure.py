@@ -3,6 +3,7 @@ the NumPy-style split/axis names and diff."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -101,6 +102,22 @@ class StructureMethods(TensorCore):
 
     def cumsum_(self, dim: int, *, dtype: Any = None) -> Tensor:
         return _up.ops.cumsum_(self, dim, dtype=dtype)
+
+    def diagonal_scatter(
+        self, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+    ) -> Tensor:
+        return _up.ops.diagonal_scatter(self, src, offset, dim1, dim2)
+
+    def select_scatter(self, src: Tensor, dim: int, index: int) -> Tensor:
+        return _up.ops.select_scatter(self, src, dim, index)
+
+    def slice_scatter(
+        self, src: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
+    ) -> Tensor:
+        return _up.ops.slice_scatter(self, src, dim, start, end, step)
+
+    def fill_diagonal_(self, fill_value: Any, wrap: builtins.bool = False) -> Tensor:
+        return _up.ops.fill_diagonal_(self, fill_value, wrap)
 
     # blocks and windows
     def kron(self, other: Tensor) -> Tensor:

@@ -12,6 +12,7 @@ from ember._ops import (
     blocks,
     conversion,
     creation,
+    diagonal_writes,
     einsum_equation,
     elementwise,
     indexing,
@@ -34,6 +35,8 @@ from ember._ops.blocks import cumsum_, unfold
 from ember._ops.conversion import *  # noqa: F403
 from ember._ops.conversion import dlpack_device, to_dlpack, to_host_array
 from ember._ops.creation import *  # noqa: F403
+from ember._ops.diagonal_writes import *  # noqa: F403
+from ember._ops.diagonal_writes import fill_diagonal_
 from ember._ops.einsum_equation import *  # noqa: F403
 from ember._ops.elementwise import *  # noqa: F403
 from ember._ops.indexing import *  # noqa: F403
@@ -71,7 +74,8 @@ __all__ += reorder.__all__
 __all__ += scan_composites.__all__
 __all__ += triangle.__all__
 __all__ += blocks.__all__
-__all__ += ["cumprod_", "cumsum_", "unfold"]
+__all__ += diagonal_writes.__all__
+__all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
 
 # The tensor layer and autograd, below this package, reach ops through `ember._upper`.

@@ -115,6 +115,15 @@ CASES: dict[str, tuple[tuple[tuple[int, ...], ...], Case]] = {
     "unfold-dim0": (((5, 2),), lambda m, x: x.unfold(0, 5, 1)),
     "unfold-transposed": (((4, 6),), lambda m, x: x.t().unfold(-1, 2, 3)),
     "split_with_sizes": (((5, 2),), lambda m, x: x.split_with_sizes([1, 4])),
+    "diagonal_scatter": (((3, 4), (3,)), lambda m, x, s: m.diagonal_scatter(x, s)),
+    "diagonal_scatter-dims": (
+        ((3, 4, 5), (3, 4)),
+        lambda m, x, s: m.diagonal_scatter(x, s, 1, 1, 2),
+    ),
+    "diagonal_scatter-neg": (((3, 4, 5), (4, 3)), lambda m, x, s: x.diagonal_scatter(s, -1, 2, 0)),
+    "select_scatter": (((3, 4), (3,)), lambda m, x, s: m.select_scatter(x, s, 1, -2)),
+    "slice_scatter": (((6, 2), (2, 2)), lambda m, x, s: m.slice_scatter(x, s, 0, 1, None, 3)),
+    "slice_scatter-dim": (((2, 5), (2, 2)), lambda m, x, s: x.slice_scatter(s, -1, -3, -1)),
 }
 
 
@@ -321,6 +330,12 @@ ERRORS: dict[str, tuple[tuple[int, ...], Case]] = {
     "diff-negative": ((3,), lambda m, x: m.diff(x, -1)),
     "cumprod-bad-dim": ((3,), lambda m, x: m.cumprod(x, 2)),
     "unfold-too-big": ((3,), lambda m, x: x.unfold(0, 4, 1)),
+    "select_scatter-index": ((2, 3), lambda m, x: m.select_scatter(x, x[0], 0, 2)),
+    "select_scatter-shape": ((2, 3), lambda m, x: m.select_scatter(x, x[0, :2], 0, 1)),
+    "diagonal_scatter-shape": ((3, 3), lambda m, x: m.diagonal_scatter(x, x[0, :2])),
+    "slice_scatter-shape": ((4, 3), lambda m, x: m.slice_scatter(x, x[:1], 0, 0, 4, 2)),
+    "fill_diagonal_-1d": ((3,), lambda m, x: x.fill_diagonal_(1.0)),
+    "fill_diagonal_-unequal": ((2, 3, 3), lambda m, x: x.fill_diagonal_(1.0)),
     "unfold-step": ((3,), lambda m, x: x.unfold(0, 2, 0)),
     "block_diag-3d": ((1, 1, 1), lambda m, x: m.block_diag(x)),
     "cartesian_prod-2d": ((2, 2), lambda m, x: m.cartesian_prod(x, x)),
@@ -399,3 +414,13 @@ def test_unfold_is_a_view_and_cumsum_in_place(device: str) -> None:
     y = make(np.array([[1, 2], [3, 4]]), device, ember.int32)
     np.testing.assert_array_equal(host(y.cumprod_(1)), [[1, 2], [3, 12]])
     assert y.dtype == ember.int32
+
+
+@pytest.mark.parametrize(
+    ("shape", "wrap"),
+    [((3, 3), False), ((5, 2), False), ((7, 3), True), ((2, 5), True), ((3, 3, 3), False)],
+)
+def test_fill_diagonal_(device: str, shape: tuple[int, ...], wrap: bool) -> None:
+    x = make(np.zeros(shape, np.float32), device)
+    assert x.fill_diagonal_(5.0, wrap) is x
+    np.testing.assert_array_equal(host(x), torch.zeros(shape).fill_diagonal_(5.0, wrap).numpy())
