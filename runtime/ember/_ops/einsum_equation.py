@@ -143,13 +143,13 @@ def einsum(*args: Any) -> Tensor:
     equation = equation.replace(" ", "")
     lhs, arrow, rhs = equation.partition("->")
     terms = lhs.split(",")
-    if len(terms) != len(operands):
+    if len(terms) > len(operands):
         raise RuntimeError(
             f"einsum(): {len(terms)} operands were given by the equation but {len(operands)} "
             "were given as tensors"
-            if len(terms) > len(operands)
-            else "einsum(): more operands were provided than specified in the equation"
         )
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
     labels = [
         _parse_term(term, len(t._shape), i)
         for i, (term, t) in enumerate(zip(terms, operands, strict=True))

@@ -33,9 +33,7 @@ Combine = Callable[[Tensor, Tensor], Tensor]
 
 def _scan(t: Tensor, d: int, combine: Combine) -> Tensor:
     """Inclusive scan of `t` along `d`: combine(earlier, later) must be associative."""
-    n = t._shape[d] if t._shape else 1
-    if not t._shape:
-        return conv.clone(t)
+    n = t._shape[d] if t._shape else 1  # a 0-d tensor scans as one element
     result = t
     step = 1
     while step < n:
