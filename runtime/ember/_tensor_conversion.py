@@ -53,8 +53,14 @@ class ConversionMethods(TensorCore):
     def type_as(self, other: Tensor) -> Tensor:
         return _up.ops.to(self, other.dtype)
 
-    def clone(self) -> Tensor:
-        return _up.ops.clone(self)
+    def clone(self, *, memory_format: Any = None) -> Tensor:
+        if memory_format is None:
+            return _up.ops.clone(self)
+        return _up.ops.clone(self, memory_format=memory_format)
 
     def contiguous(self: _Self) -> _Self:
-        return self if self._contiguous else _up.ops.clone(self)
+        return (
+            self
+            if self._contiguous
+            else _up.ops.clone(self, memory_format=_up.ops.contiguous_format)
+        )

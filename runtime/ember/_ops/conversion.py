@@ -9,6 +9,7 @@ import numpy as np
 from ember import _dtype, _upper
 from ember._device import check_usable, device
 from ember._ops import _launch
+from ember._ops import memory_formats as _formats
 from ember._ops._known_bounds import remember_host_values
 from ember._ops._meta import broadcast_shapes, broadcast_strides, describe
 from ember._ops._overlap import check_no_overlap
@@ -203,9 +204,9 @@ def contiguous_copy(t: Tensor) -> Tensor:
     return out
 
 
-def clone(t: Tensor) -> Tensor:
-    """A row-major copy of `t` on the same device (contiguous_copy, recorded for autograd)."""
-    out = contiguous_copy(t)
+def clone(t: Tensor, *, memory_format: _formats.memory_format = _formats.preserve_format) -> Tensor:
+    """A copy of `t` on the same device, laid out in `memory_format` (recorded for autograd)."""
+    out = _formats.copy_in_order(t, _formats.layout_order(t, memory_format, "clone"))
     if t._autograd is not None and needs_grad(t):
         record("CloneBackward", _clone_backward, (t,), out)
     return out
