@@ -13,7 +13,9 @@ from ember._ops import (
     elementwise,
     indexing,
     linalg,
+    linalg_products,
     names,
+    norms,
     random,
     reduction,
     shape,
@@ -27,6 +29,8 @@ from ember._ops.elementwise import *  # noqa: F403
 from ember._ops.indexing import *  # noqa: F403
 from ember._ops.indexing import getitem, setitem
 from ember._ops.linalg import *  # noqa: F403
+from ember._ops.linalg_products import *  # noqa: F403
+from ember._ops.norms import *  # noqa: F403
 from ember._ops.random import *  # noqa: F403
 from ember._ops.reduction import *  # noqa: F403
 from ember._ops.shape import *  # noqa: F403
@@ -40,6 +44,8 @@ __all__ += creation.__all__
 __all__ += elementwise.__all__
 __all__ += indexing.__all__
 __all__ += linalg.__all__
+__all__ += linalg_products.__all__
+__all__ += norms.__all__
 __all__ += random.__all__
 __all__ += reduction.__all__
 __all__ += shape.__all__
