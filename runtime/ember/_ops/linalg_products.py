@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from ember._ops import conversion as conv
 from ember._ops import elementwise as ew
 from ember._ops import linalg as lin
 from ember._ops import reduction as red
@@ -218,6 +219,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         if n:
             base = lin.matmul(base, base)
     if result is None:
+        # A**0 is the identity even where A holds inf or NaN, as in PyTorch.
         eye = creation.eye(size, dtype=A._dtype, device=A._device)
-        return ew.add(ew.mul(A, 0), eye)
+        return conv.clone(sh.expand(eye, A._shape))
     return result

@@ -132,3 +132,9 @@ def test_cross_without_dim_warns_and_takes_the_first_dim_of_size_3(device: str, 
     with pytest.warns(UserWarning, match="without specifying the dim arg is deprecated"):
         got = ember.cross(*e)
     _check(got, torch.cross(*t, dim=0))
+
+
+def test_matrix_power_zero_is_the_identity_even_for_nan(device: str) -> None:
+    values = np.full((2, 3, 3), np.nan)
+    got = ember.linalg.matrix_power(ember.tensor(values, device=device), 0)
+    _check(got, torch.linalg.matrix_power(torch.tensor(values), 0))
