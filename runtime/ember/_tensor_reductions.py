@@ -92,3 +92,50 @@ class ReductionMethods(TensorCore):
 
     def bmm(self, other: Tensor) -> Tensor:
         return _up.ops.bmm(self, other)
+
+    def norm(
+        self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None
+    ) -> Tensor:
+        return _up.ops.norm(self, p, dim, keepdim, dtype)
+
+    def dot(self, other: Tensor) -> Tensor:
+        return _up.ops.dot(self, other)
+
+    def vdot(self, other: Tensor) -> Tensor:
+        return _up.ops.vdot(self, other)
+
+    def inner(self, other: Tensor) -> Tensor:
+        return _up.ops.inner(self, other)
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        return _up.ops.outer(self, vec2)
+
+    def ger(self, vec2: Tensor) -> Tensor:
+        return _up.ops.ger(self, vec2)
+
+    def mv(self, vec: Tensor) -> Tensor:
+        return _up.ops.mv(self, vec)
+
+    def cross(self, other: Tensor, dim: Any = None) -> Tensor:
+        return _up.ops.cross(self, other, dim)
+
+    def dist(self, other: Tensor, p: Any = 2) -> Tensor:
+        return _up.ops.dist(self, other, p)
+
+    def matrix_power(self, n: int) -> Tensor:
+        return _up.ops.matrix_power(self, n)
+
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _up.ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def addmv(self, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _up.ops.addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _up.ops.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _up.ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _up.ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)

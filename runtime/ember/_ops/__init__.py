@@ -17,8 +17,10 @@ from ember._ops import (
     elementwise,
     indexing,
     linalg,
+    linalg_products,
     memory_formats,
     names,
+    norms,
     random,
     reduction,
     reorder,
@@ -42,7 +44,9 @@ from ember._ops.elementwise import *  # noqa: F403
 from ember._ops.indexing import *  # noqa: F403
 from ember._ops.indexing import getitem, setitem
 from ember._ops.linalg import *  # noqa: F403
+from ember._ops.linalg_products import *  # noqa: F403
 from ember._ops.memory_formats import *  # noqa: F403
+from ember._ops.norms import *  # noqa: F403
 from ember._ops.random import *  # noqa: F403
 from ember._ops.reduction import *  # noqa: F403
 from ember._ops.reorder import *  # noqa: F403
@@ -62,6 +66,8 @@ __all__ += elementwise.__all__
 __all__ += indexing.__all__
 __all__ += linalg.__all__
 __all__ += memory_formats.__all__
+__all__ += linalg_products.__all__
+__all__ += norms.__all__
 __all__ += random.__all__
 __all__ += reduction.__all__
 __all__ += shape.__all__
