@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata as metadata
 import os
+import pickle
 import platform
 import sys
 import textwrap
@@ -15,6 +16,7 @@ from ember._dispatch import REGISTRY, describe_conflict
 from ember.library._explain import table as library_table
 from ember.plugins import ENTRY_POINT_GROUP, PluginError
 from ember.plugins._manager import MANAGER
+from ember.serialization._convert import convert
 
 __all__ = ["format_info", "main"]
 
@@ -75,10 +77,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _convert(source: str, target: str) -> int:
-    import pickle
-
-    from ember.serialization._convert import convert
-
     try:
         skipped = convert(source, target)
     except (OSError, RuntimeError, TypeError, pickle.UnpicklingError) as exc:

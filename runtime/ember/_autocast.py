@@ -21,6 +21,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from ember import _dtype as dtypes
+from ember import _upper
+from ember._tensor import Tensor
 
 __all__ = ["FP32", "LOWER", "STATE", "autocast_op", "call", "default_dtype", "is_active"]
 
@@ -95,8 +97,6 @@ def leave(device_type: str, enabled: bool, previous: Any) -> None:
 
 
 def _device_type(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    from ember._tensor import Tensor
-
     for value in (*args, *kwargs.values()):
         if isinstance(value, Tensor):
             return value._device.type
@@ -104,9 +104,6 @@ def _device_type(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
 
 
 def _cast(value: Any, target: dtypes.dtype, cache: bool) -> Any:
-    from ember._ops import to
-    from ember._tensor import Tensor
-
     if isinstance(value, (list, tuple)):
         return type(value)(_cast(v, target, cache) for v in value)
     if not isinstance(value, Tensor):
@@ -120,7 +117,7 @@ def _cast(value: Any, target: dtypes.dtype, cache: bool) -> Any:
         found = STATE.cache.get(id(value))
         if found is not None and found[0] is value and found[1]._dtype is target:
             return found[1]
-    out = to(value, target)
+    out = _upper.ops.to(value, target)
     if cacheable:
         STATE.cache[id(value)] = (value, out)
     return out

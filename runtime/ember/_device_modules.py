@@ -6,6 +6,8 @@ import importlib
 from types import ModuleType
 from typing import Any
 
+from ember.accelerator import current_accelerator
+
 __all__ = ["get_device_module"]
 
 # The device types that have a torch-style namespace module (ember.cuda, ember.cpu).
@@ -15,8 +17,6 @@ _MODULES = {"cpu": "ember.cpu", "cuda": "ember.cuda"}
 def get_device_module(device: Any = None) -> ModuleType:
     """`ember.cuda` for 'cuda', `ember.cpu` for 'cpu'; None: the accelerator's, else cpu's."""
     if device is None:
-        from ember.accelerator import current_accelerator
-
         found = current_accelerator()
         name = "cpu" if found is None else found.type
     else:

@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "ember._errors", "ember._dtype", "ember._backend", "ember._dispatch",
             "ember._upper", "ember._plan", "ember._cdispatch", "ember.utils", "ember.utils.hooks",
+            "ember._precision", "ember._dtype_info", "ember._layout",
         ),
     ),
     # Devices and memory: plugin discovery, device objects, the caching allocator,
@@ -40,14 +41,20 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     # The tensor, and the device SDK that re-exports it with the layers below (nothing in
     # the runtime imports the SDK: it is the face plugins see).
-    ("tensor", ("ember._tensor", "ember._tensor_", "ember._format", "ember.plugins.sdk")),
+    (
+        "tensor",
+        ("ember._tensor", "ember._tensor_", "ember._format", "ember.plugins.sdk", "ember._autocast"),
+    ),
     ("autograd", ("ember.autograd", "ember.autograd.")),
     ("ops", ("ember._ops", "ember._ops.")),
     (
         "api",
         (
             "ember.nn", "ember.nn.", "ember.optim", "ember.optim.", "ember.utils.data",
-            "ember.utils.data.", "ember.serialization", "ember.library", "ember.library.",
+            "ember.utils.data.", "ember.serialization", "ember.serialization.", "ember.library",
+            "ember.library.", "ember.linalg", "ember.accelerator", "ember.amp", "ember.amp.",
+            "ember.backends", "ember.backends.", "ember.cpu", "ember.cpu.", "ember.cuda",
+            "ember.cuda.", "ember._device_modules",
         ),
     ),
     # The public package and what is written against it (`import ember`): the CLI and the

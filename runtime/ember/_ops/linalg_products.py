@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember._ops import conversion as conv
+from ember._ops import creation
 from ember._ops import elementwise as ew
 from ember._ops import linalg as lin
 from ember._ops import reduction as red
 from ember._ops import shape as sh
+from ember._ops._meta import broadcast_shapes
 from ember._ops.norms import vector_norm
 from ember._tensor import Tensor
 
@@ -156,8 +158,6 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     if len(input._shape) != len(other._shape):
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if input._shape != other._shape:
-        from ember._ops._meta import broadcast_shapes
-
         shape = broadcast_shapes("linalg.cross", input._shape, other._shape)
         input, other = sh.expand(input, shape), sh.expand(other, shape)
     d = dim
@@ -208,8 +208,6 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     if n < 0:
         raise NotImplementedError("linalg.matrix_power: negative powers need inv, not yet here")
     size = A._shape[-1]
-    from ember._ops import creation
-
     result: Tensor | None = None
     base = A
     while n:

@@ -12,6 +12,7 @@ from typing import Any, TypeVar, cast
 
 from ember import _autocast, _device
 from ember import _dtype as dtypes
+from ember.plugins._manager import MANAGER
 
 __all__ = [
     "autocast",
@@ -30,15 +31,11 @@ _LOWER_DTYPES = (dtypes.float16, getattr(dtypes, "bfloat16", dtypes.float16))
 
 def is_autocast_available(device_type: str) -> bool:
     """Whether `device_type` names an installed Ember device type."""
-    from ember.plugins._manager import MANAGER
-
     MANAGER.ensure_loaded()
     return device_type in MANAGER.device_types
 
 
 def _reason(device_type: str) -> str:
-    from ember.plugins._manager import MANAGER
-
     info = MANAGER.device_types[device_type]
     return info.reason or "no device found"
 

@@ -14,6 +14,9 @@ from typing import Any
 
 from ember import _device
 from ember import _dtype as dtypes
+from ember._ops import mul, sum, tensor
+from ember._tensor import Tensor
+from ember.autograd import no_grad
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -67,9 +70,6 @@ class GradScaler:
         """`outputs` (a tensor or nested lists/tuples of them) times the scale."""
         if not self._enabled:
             return outputs
-        from ember._ops import mul, tensor
-        from ember._tensor import Tensor
-
         if isinstance(outputs, Tensor):
             factor = tensor(self._scale, dtype=dtypes.float32, device=outputs.device)
             return mul(outputs, factor)
@@ -93,15 +93,11 @@ class GradScaler:
         state["stage"] = OptState.UNSCALED
 
     def _unscale_grads(self, optimizer: Any, inverse: float) -> bool:
-        from ember.autograd import no_grad
-
         with no_grad():
             checks = self._unscale_each(optimizer, inverse)
         return any(c != 0.0 for c in checks)
 
     def _unscale_each(self, optimizer: Any, inverse: float) -> list[float]:
-        from ember._ops import mul, sum
-
         checks = []
         for group in optimizer.param_groups:
             for p in group["params"]:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from ember import _precision
+from ember.plugins._manager import MANAGER
 
 __all__ = ["is_built", "matmul", "preferred_linalg_library"]
 
 
 def is_built() -> bool:
     """Whether the ember cuda device plugin is installed (not whether a GPU exists)."""
-    from ember.plugins._manager import MANAGER
-
     MANAGER.ensure_loaded()
     return "cuda" in MANAGER.device_types
 

@@ -12,6 +12,9 @@ import numpy as np
 import safetensors.numpy
 
 from ember._tensor import Tensor
+from ember.nn.modules.module import Module
+from ember.serialization import load
+from ember.serialization._safetensors_format import _atomic_write
 
 __all__ = ["convert", "flatten_tensors"]
 
@@ -31,10 +34,6 @@ def flatten_tensors(obj: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
 def convert(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> list[str]:
     """Write `source`'s tensors to `target` (safetensors, atomically); return the paths of
     the non-tensor values left out."""
-    from ember.nn.modules.module import Module
-    from ember.serialization import load
-    from ember.serialization._safetensors_format import _atomic_write
-
     obj = load(source, map_location="cpu")
     if isinstance(obj, Module):
         obj = obj.state_dict()

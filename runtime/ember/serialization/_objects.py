@@ -31,7 +31,9 @@ from typing import Any, Final
 from ember import _dtype
 from ember._device import device
 from ember._tensor import Size
+from ember.nn.modules.module import Module
 from ember.serialization._allowlist import global_path, refuse, user_global
+from ember.utils.hooks import HookRegistry
 
 __all__ = ["ObjectDecoder", "ObjectEncoder", "resolve"]
 
@@ -56,9 +58,6 @@ def _ember_builtin(path: str) -> Any | None:
     except ImportError:
         return None
     found = getattr(found, name, None)
-    from ember.nn.modules.module import Module
-    from ember.utils.hooks import HookRegistry
-
     if isinstance(found, type) and (issubclass(found, Module) or found is HookRegistry):
         return found
     if isinstance(found, types.FunctionType) and found.__module__.startswith("ember.nn.functional"):

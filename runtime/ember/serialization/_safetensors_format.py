@@ -40,6 +40,7 @@ from ember import _dtype
 from ember._device import device
 from ember._ops.creation import tensor
 from ember._tensor import Tensor
+from ember.nn.parameter import Parameter
 from ember.serialization._objects import ObjectDecoder, ObjectEncoder
 
 __all__ = ["MapLocation", "place", "read", "save"]
@@ -368,14 +369,10 @@ class _Decoder:
 
 
 def _is_parameter(t: Tensor) -> bool:
-    from ember.nn.parameter import Parameter
-
     return isinstance(t, Parameter)
 
 
 def _parameter(t: Tensor, requires_grad: bool) -> Tensor:
-    from ember.nn.parameter import Parameter
-
     return Parameter(t, requires_grad)
 
 

@@ -28,6 +28,7 @@ from ember import _dtype
 from ember._device import device
 from ember._ops.shape import as_strided
 from ember._tensor import Size, Tensor
+from ember.nn.parameter import Parameter
 from ember.serialization._allowlist import CheckpointRefused, refuse, user_global
 
 __all__ = ["is_legacy_torch", "is_torch_zip", "read_legacy", "read_zip"]
@@ -147,8 +148,6 @@ class _Rebuild:
         return t.requires_grad_(True) if grad else t
 
     def parameter(self, data: Tensor, requires_grad: bool, hooks: Any, *state: Any) -> Tensor:
-        from ember.nn.parameter import Parameter
-
         if self.surveying:
             return data
         return Parameter(data.detach(), requires_grad)
@@ -219,8 +218,6 @@ def _globals(rebuild: _Rebuild) -> dict[str, Any]:
 
 
 def _parameter_class() -> Any:
-    from ember.nn.parameter import Parameter
-
     return Parameter
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import ember
+from ember import _ops
 from ember._tensor import Tensor
 from ember.nn import functional as F
 
@@ -22,7 +22,7 @@ Step = Callable[[Tensor, State, Tensor, Tensor | None, Tensor | None], State]
 def rnn_tanh_step(
     xw: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, w_hr: Tensor | None
 ) -> State:
-    return (ember.tanh(xw + F.linear(state[0], w_hh, b_hh)),)
+    return (_ops.tanh(xw + F.linear(state[0], w_hh, b_hh)),)
 
 
 def rnn_relu_step(
@@ -37,8 +37,8 @@ def lstm_step(
     h, c = state
     gates = xw + F.linear(h, w_hh, b_hh)
     i, f, g, o = gates.chunk(4, -1)  # PyTorch's gate order: input, forget, cell, output
-    c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
-    h = ember.sigmoid(o) * ember.tanh(c)
+    c = _ops.sigmoid(f) * c + _ops.sigmoid(i) * _ops.tanh(g)
+    h = _ops.sigmoid(o) * _ops.tanh(c)
     if w_hr is not None:
         h = F.linear(h, w_hr)
     return (h, c)
@@ -51,9 +51,9 @@ def gru_step(
     h = state[0]
     x_r, x_z, x_n = xw.chunk(3, -1)
     h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r = ember.sigmoid(x_r + h_r)
-    z = ember.sigmoid(x_z + h_z)
-    n = ember.tanh(x_n + r * h_n)
+    r = _ops.sigmoid(x_r + h_r)
+    z = _ops.sigmoid(x_z + h_z)
+    n = _ops.tanh(x_n + r * h_n)
     return ((1 - z) * n + z * h,)
 
 
@@ -83,7 +83,7 @@ def run_direction(
             outputs[t] = state[0]
         if finished:
             parts = [state, *reversed(finished)]
-            state = tuple(ember.cat([p[k] for p in parts], 0) for k in range(len(state)))
+            state = tuple(_ops.cat([p[k] for p in parts], 0) for k in range(len(state)))
         return outputs, state
     # Backwards: the batch grows as shorter sequences start, each from its initial state.
     state = tuple(s[: batch_sizes[-1]] for s in initial)
@@ -91,7 +91,7 @@ def run_direction(
         running, have = batch_sizes[t], state[0].size(0)
         if running > have:
             state = tuple(
-                ember.cat([s, s0[have:running]], 0) for s, s0 in zip(state, initial, strict=True)
+                _ops.cat([s, s0[have:running]], 0) for s, s0 in zip(state, initial, strict=True)
             )
         state = step(inputs[t], state, *weights)
         outputs[t] = state[0]

@@ -12,7 +12,7 @@ import numbers
 import warnings
 from typing import Any
 
-import ember
+from ember import _ops
 from ember._ops import creation
 from ember._tensor import Tensor
 from ember.nn import functional as F
@@ -206,7 +206,7 @@ class RNNBase(Module):
         output, finals = self._run_layers(data, batch_sizes, states, packed)
         if packed:
             if input.unsorted_indices is not None:
-                finals = [ember.index_select(f, 1, input.unsorted_indices) for f in finals]
+                finals = [_ops.index_select(f, 1, input.unsorted_indices) for f in finals]
             out: Any = PackedSequence(
                 output, input.batch_sizes, input.sorted_indices, input.unsorted_indices
             )
@@ -230,7 +230,7 @@ class RNNBase(Module):
     ) -> list[Tensor]:
         shapes = self._state_shapes(batch)
         if hx is None:
-            return [ember.zeros(s, dtype=data.dtype, device=data.device) for s in shapes]
+            return [_ops.zeros(s, dtype=data.dtype, device=data.device) for s in shapes]
         given = list(hx) if self.mode == "LSTM" else [hx]
         if self.mode == "LSTM" and (not isinstance(hx, tuple) or len(given) != 2):
             raise RuntimeError("LSTM: Expected hx to be a tuple (h_0, c_0)")
@@ -250,7 +250,7 @@ class RNNBase(Module):
                 which = f"hidden[{k}]" if self.mode == "LSTM" else "hidden"
                 raise RuntimeError(f"Expected {which} size {shape}, got {list(state.shape)}")
             if packed is not None and packed.sorted_indices is not None:
-                state = ember.index_select(state, 1, packed.sorted_indices)
+                state = _ops.index_select(state, 1, packed.sorted_indices)
             states.append(state)
         return states
 
@@ -274,7 +274,7 @@ class RNNBase(Module):
                 assert w["weight_ih"] is not None and w["weight_hh"] is not None
                 projected = F.linear(layer_input, w["weight_ih"], bias)  # all steps at once
                 steps = (
-                    list(ember.split(projected, batch_sizes, 0))
+                    list(_ops.split(projected, batch_sizes, 0))
                     if packed
                     else list(projected.unbind(0))
                 )
@@ -284,11 +284,11 @@ class RNNBase(Module):
                     step, steps, batch_sizes, initial,
                     (w["weight_hh"], hh_bias, w["weight_hr"]), reverse=direction == 1,
                 )  # fmt: skip
-                outputs.append(ember.cat(per_step, 0) if packed else ember.stack(per_step, 0))
+                outputs.append(_ops.cat(per_step, 0) if packed else _ops.stack(per_step, 0))
                 for k, f in enumerate(final):
                     finals[k].append(f)
-            layer_input = outputs[0] if directions == 1 else ember.cat(outputs, -1)
-        return layer_input, [ember.stack(f, 0) for f in finals]
+            layer_input = outputs[0] if directions == 1 else _ops.cat(outputs, -1)
+        return layer_input, [_ops.stack(f, 0) for f in finals]
 
 
 class RNN(RNNBase):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import ember
+from ember import _ops
 from ember._ops import creation
 from ember._tensor import Tensor
 from ember.nn import functional as F
@@ -80,7 +80,7 @@ class RNNCellBase(Module):
     def _state(self, hx: Tensor | None, input: Tensor, batched: bool) -> Tensor:
         if hx is None:
             rows = input.size(0) if batched else 1
-            return ember.zeros((rows, self.hidden_size), dtype=input.dtype, device=input.device)
+            return _ops.zeros((rows, self.hidden_size), dtype=input.dtype, device=input.device)
         if hx.dim() != input.dim():
             raise RuntimeError(
                 f"{type(self).__name__}: Expected hidden to be {input.dim()}D, got {hx.dim()}D"

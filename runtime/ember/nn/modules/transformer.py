@@ -12,7 +12,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-import ember
+from ember import _dtype, _ops
 from ember._tensor import Tensor
 from ember.nn import functional as F
 from ember.nn import init
@@ -50,10 +50,10 @@ def _clones(module: Module, n: int) -> ModuleList:
 
 def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
     """(sz, sz) float mask: -inf above the diagonal (future positions), 0 elsewhere."""
-    rows = ember.arange(sz, device=device).unsqueeze(1)
-    columns = ember.arange(sz, device=device).unsqueeze(0)
-    zeros = ember.zeros((sz, sz), dtype=dtype or ember.float32, device=device)
-    return ember.where(columns > rows, float("-inf"), zeros)
+    rows = _ops.arange(sz, device=device).unsqueeze(1)
+    columns = _ops.arange(sz, device=device).unsqueeze(0)
+    zeros = _ops.zeros((sz, sz), dtype=dtype or _dtype.float32, device=device)
+    return _ops.where(columns > rows, float("-inf"), zeros)
 
 
 def _is_causal(mask: Tensor | None, is_causal: bool | None, size: int | None) -> bool:

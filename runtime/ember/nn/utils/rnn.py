@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import ember
+from ember import _dtype, _ops
 from ember._tensor import Tensor
 
 __all__ = [
@@ -59,7 +59,7 @@ def invert_permutation(permutation: Tensor | None) -> Tensor | None:
     inverse = [0] * len(order)
     for position, index in enumerate(order):
         inverse[index] = position
-    return ember.tensor(inverse, dtype=ember.int64, device=permutation.device)
+    return _ops.tensor(inverse, dtype=_dtype.int64, device=permutation.device)
 
 
 def _lengths_list(lengths: Any) -> list[int]:
@@ -85,7 +85,7 @@ def pack_padded_sequence(
         order = list(range(len(sizes)))
     else:
         order = sorted(range(len(sizes)), key=lambda i: -sizes[i])
-        sorted_indices = ember.tensor(order, dtype=ember.int64, device=input.device)
+        sorted_indices = _ops.tensor(order, dtype=_dtype.int64, device=input.device)
     if batch_first:
         input = input.transpose(0, 1)
     if sizes and min(sizes) <= 0:
@@ -98,14 +98,14 @@ def pack_padded_sequence(
             f"pack_padded_sequence: input has {input.size(0)} steps but a length is {max(sizes)}"
         )
     if sorted_indices is not None:
-        input = ember.index_select(input, 1, sorted_indices)
+        input = _ops.index_select(input, 1, sorted_indices)
     ordered = [sizes[i] for i in order]
     batch_sizes = [sum(1 for n in ordered if n > t) for t in range(ordered[0] if ordered else 0)]
     steps = [input[t, :count] for t, count in enumerate(batch_sizes)]
-    data = ember.cat(steps, 0)
+    data = _ops.cat(steps, 0)
     return PackedSequence(
         data,
-        ember.tensor(batch_sizes, dtype=ember.int64),
+        _ops.tensor(batch_sizes, dtype=_dtype.int64),
         sorted_indices,
         invert_permutation(sorted_indices),
     )
@@ -136,25 +136,23 @@ def pad_packed_sequence(
         step = data[offset : offset + count]
         offset += count
         if count < batch:
-            fill = ember.full(
+            fill = _ops.full(
                 (batch - count, *data.shape[1:]), padding_value, dtype=data.dtype,
                 device=data.device,
             )  # fmt: skip
-            step = ember.cat([step, fill], 0)
+            step = _ops.cat([step, fill], 0)
         rows.append(step)
     for _ in range(steps - len(batch_sizes)):
         rows.append(
-            ember.full(
-                (batch, *data.shape[1:]), padding_value, dtype=data.dtype, device=data.device
-            )
+            _ops.full((batch, *data.shape[1:]), padding_value, dtype=data.dtype, device=data.device)
         )
-    padded = ember.stack(rows, 0)
+    padded = _ops.stack(rows, 0)
     lengths = [sum(1 for b in batch_sizes if b > i) for i in range(batch)]
-    lengths_tensor = ember.tensor(lengths, dtype=ember.int64)
+    lengths_tensor = _ops.tensor(lengths, dtype=_dtype.int64)
     if sequence.unsorted_indices is not None:
-        padded = ember.index_select(padded, 1, sequence.unsorted_indices)
+        padded = _ops.index_select(padded, 1, sequence.unsorted_indices)
         order = [int(i) for i in sequence.unsorted_indices.tolist()]
-        lengths_tensor = ember.tensor([lengths[i] for i in order], dtype=ember.int64)
+        lengths_tensor = _ops.tensor([lengths[i] for i in order], dtype=_dtype.int64)
     if batch_first:
         padded = padded.transpose(0, 1)
     return padded, lengths_tensor
@@ -179,12 +177,10 @@ def pad_sequence(
     for t in items:
         missing = longest - t.size(0)
         if missing:
-            fill = ember.full(
-                (missing, *t.shape[1:]), padding_value, dtype=t.dtype, device=t.device
-            )
-            t = ember.cat([t, fill] if padding_side == "right" else [fill, t], 0)
+            fill = _ops.full((missing, *t.shape[1:]), padding_value, dtype=t.dtype, device=t.device)
+            t = _ops.cat([t, fill] if padding_side == "right" else [fill, t], 0)
         padded.append(t)
-    return ember.stack(padded, 0 if batch_first else 1)
+    return _ops.stack(padded, 0 if batch_first else 1)
 
 
 def unpad_sequence(
