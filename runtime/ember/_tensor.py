@@ -32,6 +32,7 @@ from ember._tensor_host import HostMethods
 from ember._tensor_math import MathMethods
 from ember._tensor_reductions import ReductionMethods
 from ember._tensor_shape import ShapeMethods
+from ember._tensor_sorting import SortingMethods
 
 __all__ = ["Size", "Tensor", "contiguous_strides", "empty_tensor", "make_view", "wrap_storage"]
 
@@ -41,6 +42,7 @@ class Tensor(
     MathMethods,
     ReductionMethods,
     ShapeMethods,
+    SortingMethods,
     ConversionMethods,
     HostMethods,
     AutogradMethods,

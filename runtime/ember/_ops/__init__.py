@@ -17,6 +17,7 @@ from ember._ops import (
     random,
     reduction,
     shape,
+    sorting,
     statistics,
     unary,
 )
@@ -30,6 +31,7 @@ from ember._ops.linalg import *  # noqa: F403
 from ember._ops.random import *  # noqa: F403
 from ember._ops.reduction import *  # noqa: F403
 from ember._ops.shape import *  # noqa: F403
+from ember._ops.sorting import *  # noqa: F403
 from ember._ops.statistics import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
 from ember.autograd import _api as _autograd_api
@@ -43,6 +45,7 @@ __all__ += linalg.__all__
 __all__ += random.__all__
 __all__ += reduction.__all__
 __all__ += shape.__all__
+__all__ += sorting.__all__
 __all__ += statistics.__all__
 __all__ += unary.__all__
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
