@@ -65,6 +65,9 @@ def test_sort_special_values_match_torch_stable_sort(device: str, descending: bo
         ((3, 4, 6), "int64", -2),
         ((2, 9), "int32", -1),
         ((4, 5), "bool", 1),
+        ((3, 10), "int8", -1),
+        ((10, 2), "uint8", 0),
+        ((2, 13), "float16", 1),
         ((6,), "float32", 0),
         ((1,), "float32", 0),
         ((3, 1), "float32", -1),
@@ -83,6 +86,7 @@ def test_sort_matches_torch(
     _same(result.values, expected.values)
     _same(result.indices, expected.indices)
     _same(ember.argsort(ours, dim, descending=descending), expected.indices)
+    _same(ours.argsort(dim=dim, descending=descending, stable=True), expected.indices)
 
 
 def test_sort_zero_dim_and_msort(device: str) -> None:
