@@ -32,6 +32,7 @@ from ember._tensor_host import HostMethods
 from ember._tensor_math import MathMethods
 from ember._tensor_reductions import ReductionMethods
 from ember._tensor_shape import ShapeMethods
+from ember._tensor_sorting import SortingMethods
 from ember._tensor_structure import StructureMethods
 from ember._tensor_surface import SurfaceMethods
 
@@ -44,6 +45,7 @@ class Tensor(
     ReductionMethods,
     ShapeMethods,
     StructureMethods,
+    SortingMethods,
     ConversionMethods,
     SurfaceMethods,
     HostMethods,

@@ -27,6 +27,7 @@ from ember._ops import (
     repetition,
     scan_composites,
     shape,
+    sorting,
     statistics,
     triangle,
     unary,
@@ -54,6 +55,7 @@ from ember._ops.repetition import *  # noqa: F403
 from ember._ops.scan_composites import *  # noqa: F403
 from ember._ops.scan_composites import cumprod_
 from ember._ops.shape import *  # noqa: F403
+from ember._ops.sorting import *  # noqa: F403
 from ember._ops.statistics import *  # noqa: F403
 from ember._ops.triangle import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
@@ -71,6 +73,7 @@ __all__ += norms.__all__
 __all__ += random.__all__
 __all__ += reduction.__all__
 __all__ += shape.__all__
+__all__ += sorting.__all__
 __all__ += statistics.__all__
 __all__ += unary.__all__
 __all__ += arrangement.__all__
