@@ -146,12 +146,11 @@ def _output_size(
 
 
 def _check_mode(input: Tensor, mode: str, align_corners: bool | None, antialias: bool) -> None:
-    if mode in ("nearest", "area", "nearest-exact"):
-        if align_corners is not None:
-            raise ValueError(
-                "align_corners option can only be set with the interpolating modes: "
-                "linear | bilinear | bicubic | trilinear"
-            )
+    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
+        raise ValueError(
+            "align_corners option can only be set with the interpolating modes: "
+            "linear | bilinear | bicubic | trilinear"
+        )
     if antialias:
         raise NotImplementedError("interpolate(): antialias=True is not supported")
     if input.ndim not in (3, 4, 5):
