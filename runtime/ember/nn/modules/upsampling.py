@@ -28,8 +28,9 @@ class Upsample(Module):
         super().__init__()
         self.name = type(self).__name__
         self.size = size
-        if isinstance(scale_factor, tuple):
-            self.scale_factor: ScaleArg = tuple(float(f) for f in scale_factor)
+        self.scale_factor: ScaleArg
+        if isinstance(scale_factor, Sequence):
+            self.scale_factor = tuple(float(f) for f in scale_factor)
         else:
             self.scale_factor = float(scale_factor) if scale_factor else None
         self.mode = mode
