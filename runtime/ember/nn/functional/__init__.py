@@ -88,3 +88,48 @@ __all__ = [
     "softplus",
     "tanh",
 ]
+
+# Layers helper (issue 11)
+from ember.nn.functional._adaptive_pool import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+)
+from ember.nn.functional._conv_transpose import conv_transpose1d
+from ember.nn.functional._interpolate import (
+    interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
+from ember.nn.functional._pixel_shuffle import (
+    channel_shuffle,
+    native_channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
+
+__all__ += [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
+    "channel_shuffle",
+    "conv_transpose1d",
+    "interpolate",
+    "native_channel_shuffle",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
+]

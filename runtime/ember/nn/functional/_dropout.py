@@ -68,12 +68,40 @@ def dropout1d(
     return _feature_dropout("dropout1d", input, p, training, inplace, 1)
 
 
+def _rank_warning(name: str, rank: int, spatial: int) -> None:
+    warnings.warn(
+        f"{name}: Received a {rank}-D input to {name}, which is deprecated and will result "
+        "in an error in a future release. To retain the behavior and silence this warning, "
+        f"please use dropout instead. Note that {name} exists to provide channel-wise "
+        f"dropout on inputs with {spatial} spatial dimensions, a channel dimension, and an "
+        f"optional batch dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _legacy_feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> Tensor:
+    """PyTorch's feature_dropout: one draw per (dim 0, dim 1) pair, broadcast over the rest;
+    used as-is for input of any rank (a 2-D input is thus element-wise dropout)."""
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    mask = _scaled_mask(input, (*input._shape[:2], *([1] * (input.ndim - 2))), p)
+    return _apply(input, mask, inplace)
+
+
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
-    """Zero whole channels of (N, C, H, W) or (C, H, W) input with probability p."""
+    """Zero whole channels of (N, C, H, W) input with probability p.
+
+    As in PyTorch, other ranks warn and are dropped along dims (0, 1); 3-D input is treated
+    as batched 1-D (N, C, L), not as unbatched (C, H, W)."""
+    _check_probability(p)
+    if input.ndim not in (3, 4):
+        _rank_warning("dropout2d", input.ndim, 2)
     if input.ndim == 3:
-        # PyTorch treats 3-D input as batched 1-D (and warns), for backwards compatibility.
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
             "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
@@ -83,12 +111,23 @@ def dropout2d(
             UserWarning,
             stacklevel=2,
         )
-        return _feature_dropout("dropout2d", input, p, training, inplace, 1)
-    return _feature_dropout("dropout2d", input, p, training, inplace, 2)
+    return _legacy_feature_dropout(input, p, training, inplace)
 
 
 def dropout3d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
-    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
-    return _feature_dropout("dropout3d", input, p, training, inplace, 3)
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p.
+
+    As in PyTorch, other ranks warn; anything but 5-D is treated as unbatched (a batch dim
+    of 1 is added for the draw)."""
+    _check_probability(p)
+    if input.ndim not in (4, 5):
+        _rank_warning("dropout3d", input.ndim, 3)
+    if input.ndim == 5:
+        return _legacy_feature_dropout(input, p, training, inplace)
+    batched = input.unsqueeze(0)
+    result = _legacy_feature_dropout(batched, p, training, inplace)
+    if result is batched or inplace:  # in place, the view wrote through to input
+        return input
+    return result.squeeze(0)
