@@ -43,7 +43,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # the runtime imports the SDK: it is the face plugins see).
     (
         "tensor",
-        ("ember._tensor", "ember._tensor_", "ember._format", "ember.plugins.sdk", "ember._autocast"),
+        (
+            "ember._tensor", "ember._tensor_", "ember._format", "ember.plugins.sdk",
+            "ember._autocast",
+        ),
     ),
     ("autograd", ("ember.autograd", "ember.autograd.")),
     ("ops", ("ember._ops", "ember._ops.")),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import struct
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -213,8 +214,6 @@ def upsample(
     align_corners: bool | None = None,
 ) -> Tensor:
     """Deprecated alias of interpolate (PyTorch warns the same way)."""
-    import warnings
-
     warnings.warn(
         "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
@@ -226,8 +225,6 @@ def upsample_nearest(
     input: Tensor, size: int | Sequence[int] | None = None, scale_factor: Any = None
 ) -> Tensor:
     """Deprecated: interpolate(..., mode="nearest")."""
-    import warnings
-
     warnings.warn(
         "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
@@ -239,8 +236,6 @@ def upsample_bilinear(
     input: Tensor, size: int | Sequence[int] | None = None, scale_factor: Any = None
 ) -> Tensor:
     """Deprecated: interpolate(..., mode="bilinear", align_corners=True)."""
-    import warnings
-
     warnings.warn(
         "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
