@@ -31,6 +31,7 @@ from ember._tensor_core import (
 from ember._tensor_host import HostMethods
 from ember._tensor_math import MathMethods
 from ember._tensor_reductions import ReductionMethods
+from ember._tensor_sampling import SamplingMethods
 from ember._tensor_shape import ShapeMethods
 from ember._tensor_sorting import SortingMethods
 from ember._tensor_structure import StructureMethods
@@ -46,6 +47,7 @@ class Tensor(
     ShapeMethods,
     StructureMethods,
     SortingMethods,
+    SamplingMethods,
     ConversionMethods,
     SurfaceMethods,
     HostMethods,

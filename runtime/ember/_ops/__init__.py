@@ -25,6 +25,7 @@ from ember._ops import (
     reduction,
     reorder,
     repetition,
+    sampling,
     scan_composites,
     shape,
     sorting,
@@ -52,6 +53,7 @@ from ember._ops.random import *  # noqa: F403
 from ember._ops.reduction import *  # noqa: F403
 from ember._ops.reorder import *  # noqa: F403
 from ember._ops.repetition import *  # noqa: F403
+from ember._ops.sampling import *  # noqa: F403
 from ember._ops.scan_composites import *  # noqa: F403
 from ember._ops.scan_composites import cumprod_
 from ember._ops.shape import *  # noqa: F403
@@ -71,6 +73,7 @@ __all__ += memory_formats.__all__
 __all__ += linalg_products.__all__
 __all__ += norms.__all__
 __all__ += random.__all__
+__all__ += sampling.__all__
 __all__ += reduction.__all__
 __all__ += shape.__all__
 __all__ += sorting.__all__
