@@ -16,9 +16,13 @@ def _gen(seed: int, device: str) -> ember.Generator:
 
 def test_multinomial_with_replacement_follows_the_weights(device: str) -> None:
     weights = np.array([[1.0, 0.0, 3.0, 6.0], [5.0, 5.0, 0.0, 0.0]])
-    draws = ember.multinomial(
-        ember.tensor(weights, device=device), 4000, True, generator=_gen(3, device)
-    ).cpu().numpy()
+    draws = (
+        ember.multinomial(
+            ember.tensor(weights, device=device), 4000, True, generator=_gen(3, device)
+        )
+        .cpu()
+        .numpy()
+    )
     assert draws.shape == (2, 4000) and draws.dtype == np.int64
     for row, w in zip(draws, weights, strict=True):
         counts = np.bincount(row, minlength=4)
