@@ -237,17 +237,24 @@ def randn_like(
 
 def randint(
     *args: Any,
+    size: Any = None,
     generator: Generator | None = None,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
 ) -> Tensor:
-    """randint(high, size) or randint(low, high, size): integers in [low, high)."""
+    """randint(high, size) or randint(low, high, size): integers in [low, high); `size`
+    may also be given by keyword, as PyTorch allows."""
+    if size is not None:
+        args = (*args, size)
     if len(args) == 2:
         low, (high, size) = 0, args
     elif len(args) == 3:
         low, high, size = args
     else:
-        raise TypeError("randint() expects (high, size) or (low, high, size)")
+        raise TypeError(
+            "randint() expects (high, size) or (low, high, size), size positionally or as "
+            f"size=; got {len(args)} arguments"
+        )
     out = empty_tensor(
         normalize_shape("randint", (size,)), dtype or _dtype.int64, resolve_device(device)
     )

@@ -126,6 +126,22 @@ def test_randint_covers_its_range(device: str, low: int, high: int, dtype) -> No
     assert high_only.min() >= 0 and high_only.max() < high - low
 
 
+def test_randint_takes_size_by_keyword_as_torch_does(device: str) -> None:
+    # torch.randint(high, size=...), torch.randint(low, high, size=...): the forms scripts use.
+    for call in (
+        lambda: ember.randint(7, size=(3, 4), device=device),
+        lambda: ember.randint(0, 7, size=(3, 4), device=device),
+    ):
+        values = host(call())
+        assert values.shape == (3, 4) and values.min() >= 0 and values.max() < 7
+    ember.manual_seed(4)
+    by_keyword = host(ember.randint(0, 50, size=(20,), device=device))
+    ember.manual_seed(4)
+    assert (host(ember.randint(0, 50, (20,), device=device)) == by_keyword).all()
+    with pytest.raises(TypeError, match="randint"):
+        ember.randint(5, device=device)
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 17, 1000])
 def test_randperm_is_a_permutation(device: str, n: int) -> None:
     ember.manual_seed(n)
