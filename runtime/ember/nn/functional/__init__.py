@@ -89,7 +89,7 @@ __all__ = [
     "tanh",
 ]
 
-# Layers helper (issue 11)
+# Resampling, shuffle, transposed-convolution, adaptive-pool and padding layers.
 from ember.nn.functional._adaptive_pool import (
     adaptive_avg_pool1d,
     adaptive_avg_pool3d,

@@ -118,7 +118,7 @@ __all__ = [
     "Unflatten",
 ]
 
-# Layers helper (issue 11)
+# Resampling, shuffle, transposed-convolution, adaptive-pool and padding layers.
 from ember.nn.modules.conv_transpose import ConvTranspose1d
 from ember.nn.modules.padding import (
     CircularPad1d,
