@@ -25,6 +25,9 @@ class DeviceBackend:
     #: device needs no stream objects: the defaults below give it trivially complete
     #: streams and events, and its allocator keeps a single pool.
     synchronous: bool = True
+    #: True for a type with one device that has no index, as PyTorch's cpu: its tensors
+    #: report `device(type='cpu')` (index None, printed "cpu"), and "cpu:0" names it too.
+    unindexed: bool = False
     #: Path of this device's known-failures file for the `ember.testing` conformance kit
     #: (docs/plugins/testing-a-device.md), shipped as package data; None when it has none.
     known_failures_file: str | None = None

@@ -41,7 +41,7 @@ static Py_ssize_t round_to = 0;
 static PyObject *stream_home = NULL;
 
 static PyObject *s_allocator, *s_fast, *s_allocated, *s_peak, *s_allocate, *s_release,
-    *s_record_stream;
+    *s_record_stream, *s_device;
 
 /* alloc.<name> += delta (the allocator's byte counters are Python ints in its slots). */
 static int
@@ -128,11 +128,18 @@ storage_create(PyTypeObject *type, PyObject *dev, Py_ssize_t nbytes)
     StorageObject *self = (StorageObject *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
-    self->device = Py_NewRef(dev);
     self->nbytes = nbytes;
     PyObject *alloc = PyObject_GetAttr(dev, s_allocator);
     if (alloc == NULL)
         goto fail;
+    /* Another name of a device ("cpu:0", "opencl") shares its placement's allocator: the
+       memory belongs to the placement, which is the device the allocator serves. */
+    self->device = PyObject_GetAttr(alloc, s_device);
+    if (self->device == NULL) {
+        Py_DECREF(alloc);
+        goto fail;
+    }
+    dev = self->device;
     PyObject *home = PyObject_GetAttr(alloc, s_fast);
     if (home == Py_None) {
         /* A device whose pools are per stream: the current stream's free lists. */
@@ -490,6 +497,7 @@ PyInit__cstorage(void)
     INTERN(s_allocate, "allocate");
     INTERN(s_release, "release");
     INTERN(s_record_stream, "record_stream");
+    INTERN(s_device, "device");
     INTERN(s_itemsize, "itemsize");
 #undef INTERN
     if ((zero = PyLong_FromLong(0)) == NULL)

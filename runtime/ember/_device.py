@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, ClassVar, Final
 
 from ember._allocator import CachingAllocator
@@ -10,11 +11,14 @@ from ember._backend import DeviceBackend
 from ember.plugins._manager import MANAGER
 
 __all__ = [
+    "current_index",
     "device",
     "device_count",
+    "device_index",
     "devices",
     "get_default_device",
     "is_available",
+    "set_current_index",
     "set_default_device",
 ]
 
@@ -22,19 +26,28 @@ __all__ = [
 class device:
     """A device: `ember.device("cpu")`, `ember.device("opencl:0")`, `ember.device("opencl", 1)`.
 
-    Instances are interned, so `a.device is b.device` holds for equal devices; the type
-    must belong to an installed plugin.
+    As in PyTorch, the index is None when the string names none: `device("opencl")` means
+    "the current opencl device" and prints as `opencl`. Tensors hold a *placement*: the
+    concrete device their memory is on, `opencl:0` for an indexed type, and `cpu` (index
+    None, as PyTorch's cpu tensors report) for a type whose backend is `unindexed`. So
+    `device("cpu:0") != device("cpu")`, as in PyTorch, while both place tensors on `cpu`.
+
+    Instances are interned, so `a.device is b.device` holds for tensors on one device; the
+    type must belong to an installed plugin.
     """
 
-    __slots__ = ("_allocator", "_backend", "_default_stream", "index", "type")
+    __slots__ = ("_allocator", "_backend", "_default_stream", "_ordinal", "index", "type")
 
     type: str
-    index: int
+    index: int | None
+    #: the backend's index of the memory this device names (0 for an unindexed type; for
+    #: a device without an index, the index its placement had when it was made)
+    _ordinal: int
     _backend: DeviceBackend
     _allocator: CachingAllocator
     _default_stream: Any  # the ember.Stream, created on first use (ember._stream)
 
-    _interned: ClassVar[dict[tuple[str, int], device]] = {}
+    _interned: ClassVar[dict[tuple[str, int | None], device]] = {}
 
     def __new__(cls, spec: DeviceLike, index: int | None = None) -> device:
         if isinstance(spec, device):
@@ -45,8 +58,10 @@ class device:
         if index is not None:
             if parsed_index is not None:
                 raise ValueError(f"device: {spec!r} already names index {parsed_index}")
+            if not isinstance(index, int) or index < 0:
+                raise RuntimeError(f"device: index must be a non-negative int, got {index!r}")
             parsed_index = index
-        key = (type_name, parsed_index or 0)
+        key = (type_name, parsed_index)
         found = cls._interned.get(key)
         if found is not None:
             return found
@@ -55,12 +70,36 @@ class device:
             raise RuntimeError(f"unknown device type {type_name!r}. {_inventory()}")
         self = object.__new__(cls)
         self.type = type_name
-        self.index = key[1]
+        self.index = parsed_index
         self._backend = info.backend
         self._default_stream = None
-        self._allocator = CachingAllocator(self, info.backend, self.index)
+        place = self._placement_key()
+        if place == key:
+            self._ordinal = parsed_index or 0
+            self._allocator = CachingAllocator(self, info.backend, self._ordinal)
+        else:
+            # Another name for a placement: memory goes through the placement's allocator,
+            # so what it allocates belongs to (and reports) the placement.
+            canonical = device(place[0], place[1])
+            self._ordinal = canonical._ordinal
+            self._allocator = canonical._allocator
         cls._interned[key] = self
         return self
+
+    def _placement_key(self) -> tuple[str, int | None]:
+        if self._backend.unindexed:
+            return (self.type, None)
+        if self.index is None:
+            return (self.type, current_index(self.type))
+        return (self.type, self.index)
+
+    @property
+    def placement(self) -> device:
+        """The device tensors made on this one live on (resolves a missing index now)."""
+        key = self._placement_key()
+        if key == (self.type, self.index):
+            return self
+        return device(key[0], key[1])
 
     @property
     def backend(self) -> DeviceBackend:
@@ -68,10 +107,12 @@ class device:
         return self._backend
 
     def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self.index})"
 
     def __str__(self) -> str:
-        return f"{self.type}:{self.index}"
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (device, (str(self),))
@@ -86,6 +127,35 @@ class device:
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))
+
+
+class _CurrentIndices(threading.local):
+    """The current device of each indexed type, per thread (torch.cuda.set_device's state)."""
+
+    def __init__(self) -> None:
+        self.by_type: dict[str, int] = {}
+
+
+_current = _CurrentIndices()
+
+
+def device_index(dev: device) -> int:
+    """The backend's index of the memory `dev` names: what a plugin passes its backend.
+
+    A tensor's device has an index on an indexed type; on an unindexed one (the cpu) its
+    `index` is None, as in PyTorch, and this is 0.
+    """
+    return dev._ordinal
+
+
+def current_index(device_type: str) -> int:
+    """The index a device of `device_type` without one stands for on this thread (0 unset)."""
+    return _current.by_type.get(device_type, 0)
+
+
+def set_current_index(device_type: str, index: int) -> None:
+    """Make `index` the current device of `device_type` on this thread."""
+    _current.by_type[device_type] = index
 
 
 DeviceLike = device | str
@@ -136,7 +206,7 @@ def check_usable(dev: device) -> None:
         raise RuntimeError(f"device {dev} is no longer registered. {_inventory()}")
     if info.reason is not None:
         raise RuntimeError(f"device {dev} is unavailable: {info.reason}. {_inventory()}")
-    if dev.index >= info.count:
+    if (dev._ordinal if dev.index is None else dev.index) >= info.count:
         raise RuntimeError(
             f"device {dev} does not exist: {dev.type} has {info.count} device(s). {_inventory()}"
         )
@@ -170,7 +240,7 @@ def get_default_device() -> device:
     if _default is None:
         chosen = device(os.environ.get("EMBER_DEVICE") or _DEFAULT_TYPE)
         check_usable(chosen)
-        _default = chosen
+        _default = chosen.placement
     return _default
 
 
@@ -182,4 +252,4 @@ def set_default_device(dev: DeviceLike | None) -> None:
         return
     chosen = device(dev)
     check_usable(chosen)
-    _default = chosen
+    _default = chosen.placement

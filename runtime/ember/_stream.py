@@ -30,9 +30,7 @@ __all__ = [
 def _device_of(dev: Any) -> device:
     if dev is None:
         return get_default_device()
-    if isinstance(dev, device):
-        return dev
-    return device(dev)
+    return device(dev).placement
 
 
 class Stream:
@@ -49,7 +47,7 @@ class Stream:
         dev = _device_of(device)
         self.device = dev
         self.priority = int(priority)
-        self.native = dev._backend.stream_create(dev.index, self.priority, False)
+        self.native = dev._backend.stream_create(dev._ordinal, self.priority, False)
 
     @classmethod
     def _wrap(cls, dev: device, native: Any) -> Stream:
@@ -129,7 +127,7 @@ class Event:
                 f"Event.record: the event belongs to {self.device}, the stream to {stream.device}"
             )
         dev = stream.device
-        self._marker = dev._backend.event_record(stream.native, dev.index, self.enable_timing)
+        self._marker = dev._backend.event_record(stream.native, dev._ordinal, self.enable_timing)
 
     def wait(self, stream: Stream | None = None) -> None:
         """Make future work on `stream` (the current stream when None) wait for this event."""
@@ -199,7 +197,7 @@ def default_stream(device: Any = None) -> Stream:
         with _defaults_lock:
             s = dev._default_stream
             if s is None:
-                native = dev._backend.stream_create(dev.index, 0, True)
+                native = dev._backend.stream_create(dev._ordinal, 0, True)
                 s = dev._default_stream = Stream._wrap(dev, native)
     return s
 
@@ -247,4 +245,4 @@ def stream(s: Stream | None) -> Iterator[Stream | None]:
 def synchronize(device: Any = None) -> None:
     """Block the host until all work on every stream of `device` has completed."""
     dev = _device_of(device)
-    dev._backend.synchronize(dev.index)
+    dev._backend.synchronize(dev._ordinal)

@@ -136,8 +136,9 @@ class SurfaceMethods(TensorCore):
         return strided
 
     def get_device(self) -> int:
-        """-1 on cpu (as torch), else the device index."""
-        return -1 if self._device.type == "cpu" else self._device.index
+        """-1 on an unindexed device such as the cpu (as torch), else the device index."""
+        index = self._device.index
+        return -1 if index is None else index
 
     def ndimension(self) -> int:
         return len(self._shape)

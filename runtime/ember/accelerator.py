@@ -15,7 +15,7 @@ from typing import Any
 
 import ember._stream as _streams
 from ember import memory as _memory
-from ember._device import device
+from ember._device import current_index, device, set_current_index
 from ember.plugins._manager import MANAGER
 
 __all__ = [
@@ -38,7 +38,6 @@ __all__ = [
 ]
 
 _NONE = "Cannot access accelerator device when none is available."
-_current_index = 0
 
 
 def current_accelerator(check_available: bool = False) -> device | None:
@@ -70,7 +69,7 @@ def _current() -> device:
     found = current_accelerator()
     if found is None:
         raise RuntimeError(_NONE)
-    return device(found.type, _current_index)
+    return device(found.type, current_index(found.type))
 
 
 def _of(dev: Any) -> device:
@@ -78,36 +77,34 @@ def _of(dev: Any) -> device:
         return _current()
     if isinstance(dev, int):
         return device(_current().type, dev)
-    return device(dev)
+    return device(dev).placement
 
 
 def current_device_index() -> int:
     """The index of the current accelerator device."""
-    return _current().index
+    return _current()._ordinal
 
 
 def set_device_index(index: Any) -> None:
     """Make `index` (an int or device) the current accelerator device."""
-    global _current_index
     chosen = _of(index)
-    if not 0 <= chosen.index < device_count():
-        raise RuntimeError(f"set_device_index: invalid device index {chosen.index}")
-    _current_index = chosen.index
+    if not 0 <= chosen._ordinal < device_count():
+        raise RuntimeError(f"set_device_index: invalid device index {chosen._ordinal}")
+    set_current_index(chosen.type, chosen._ordinal)
 
 
 @contextmanager
 def device_index(index: int | None) -> Iterator[None]:
     """Within the block, `index` is the current accelerator device (None: a no-op)."""
-    global _current_index
     if index is None:
         yield
         return
-    previous = _current_index
+    previous = _current()
     set_device_index(index)
     try:
         yield
     finally:
-        _current_index = previous
+        set_current_index(previous.type, previous._ordinal)
 
 
 def synchronize(dev: Any = None) -> None:

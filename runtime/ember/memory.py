@@ -26,7 +26,7 @@ __all__ = [
 
 
 def _allocator(device: Any) -> CachingAllocator:
-    dev = get_default_device() if device is None else _device_type(device)
+    dev = get_default_device() if device is None else _device_type(device).placement
     return dev._allocator
 
 
@@ -57,9 +57,9 @@ def memory_stats(device: Any = None) -> dict[str, int]:
     and free calls, `pending_free_bytes.all.current` the freed bytes waiting for other
     streams (record_stream). A backend may add counters of its own.
     """
-    dev = get_default_device() if device is None else _device_type(device)
+    dev = get_default_device() if device is None else _device_type(device).placement
     stats = dev._allocator.stats()
-    for name, value in dev._backend.memory_stats(dev.index).items():
+    for name, value in dev._backend.memory_stats(dev._ordinal).items():
         stats.setdefault(name, value)
     return stats
 

@@ -101,7 +101,7 @@ def test_info_shows_settings_and_disabled_plugins(run_ember, full_site):
 def test_info_reports_an_unusable_default_device(run_ember, good_site):
     result = run_ember("info", site=good_site, EMBER_DEVICE="toyoff")
     assert result.returncode == 0, result.stderr
-    assert "default device: none (device toyoff:0 is unavailable: no toy hardware" in result.stdout
+    assert "default device: none (device toyoff is unavailable: no toy hardware" in result.stdout
 
 
 def test_info_in_strict_mode_fails_with_the_plugin_error(run_ember, full_site):
@@ -129,11 +129,11 @@ def test_tour_runs_the_tensor_tour_on_cpu(run_ember):
     result = run_ember("tour", "--device", "cpu")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "Tensor tour on cpu:0" in out
+    assert "Tensor tour on cpu" in out
     assert ">>> a + b  # broadcasting: (2, 3) with (3,)\ntensor([[10., 21., 32.],\n" in out
     assert ">>> a.sum(dim=1)  # a reduction\ntensor([ 3., 12.])" in out
     assert ">>> a @ a.T  # matmul: (2, 3) @ (3, 2)\ntensor([[ 5., 14.],\n" in out
-    assert re.search(r"timing on cpu:0: .* us per op; .* GFLOP/s", out)
+    assert re.search(r"timing on cpu: .* us per op; .* GFLOP/s", out)
 
 
 def test_demo_prefers_an_available_accelerator_and_says_why_it_stops(run_ember, good_site):
@@ -146,7 +146,7 @@ def test_demo_prefers_an_available_accelerator_and_says_why_it_stops(run_ember, 
 def test_demo_on_an_unavailable_device_says_why(run_ember, good_site):
     result = run_ember("demo", "--device", "toyoff", site=good_site)
     assert result.returncode == 1
-    assert "digits: device toyoff:0 is unavailable: no toy hardware attached" in result.stderr
+    assert "digits: device toyoff is unavailable: no toy hardware attached" in result.stderr
 
 
 def test_main_in_process(capsys):

@@ -21,21 +21,38 @@ def default_device_restored(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 # -- parsing and canonicalisation (in process: only the cpu plugin is needed) ---------------
 
 
-@pytest.mark.parametrize("spec", ["cpu", "CPU", "cpu:0", " Cpu:0 ", "cpu:00"])
-def test_spellings_of_cpu_are_one_interned_device(spec):
+@pytest.mark.parametrize("spec", ["cpu", "CPU", " Cpu "])
+def test_spellings_of_cpu_are_one_interned_device_without_an_index(spec):
+    # PyTorch: torch.device("cpu") has index None and prints as "cpu".
     dev = ember.device(spec)
     assert dev is ember.device("cpu")
+    assert (dev.type, dev.index) == ("cpu", None)
+    assert str(dev) == "cpu"
+    assert repr(dev) == "device(type='cpu')"
+
+
+@pytest.mark.parametrize("spec", ["cpu:0", " Cpu:0 ", "cpu:00"])
+def test_cpu_with_an_index_keeps_it_as_torch_does(spec):
+    dev = ember.device(spec)
+    assert dev is ember.device("cpu", 0)
     assert (dev.type, dev.index) == ("cpu", 0)
     assert str(dev) == "cpu:0"
     assert repr(dev) == "device(type='cpu', index=0)"
+    # torch.device("cpu") != torch.device("cpu:0"), yet both make tensors on "cpu".
+    assert dev != ember.device("cpu")
+    assert dev.placement is ember.device("cpu")
+    assert ember.zeros(2, device=dev).device is ember.device("cpu")
+    assert ember.zeros(2).to(dev).device is ember.device("cpu")
 
 
 def test_device_from_type_and_index():
     assert ember.device("cpu", 0) is ember.device("cpu:0")
     assert ember.device(ember.device("cpu")) is ember.device("cpu")
-    assert ember.device("cpu") == "cpu:0"
+    assert ember.device("cpu") == "cpu"
+    assert ember.device("cpu") != "cpu:0"
     assert ember.device("cpu") != "nosuch"
-    assert hash(ember.device("cpu")) == hash(ember.device("CPU:0"))
+    assert hash(ember.device("cpu:0")) == hash(ember.device("CPU:0"))
+    assert ember.zeros(1).get_device() == -1
 
 
 @pytest.mark.parametrize(
@@ -64,7 +81,7 @@ def test_index_given_twice_is_rejected():
     with pytest.raises(ValueError, match="already names index 0"):
         ember.device("cpu:0", 1)
     with pytest.raises(ValueError, match="already has an index"):
-        ember.device(ember.device("cpu"), 1)
+        ember.device(ember.device("cpu:0"), 1)
 
 
 def test_unknown_type_lists_what_is_available():
@@ -136,9 +153,9 @@ def test_inventory_with_plugins(check_code, full_site):
     assert "toydev" in unknown.split("Available device types: ")[1].split(".")[0]
     assert "Unavailable: toyoff (no toy hardware attached)." in unknown
     assert "plugin broken_import failed: ImportError: libtoy.so" in unknown
-    assert data["toyoff_named"] == "toyoff:0"
+    assert data["toyoff_named"] == "toyoff"
     assert data["toyoff_alloc"].startswith(
-        "RuntimeError: device toyoff:0 is unavailable: no toy hardware attached."
+        "RuntimeError: device toyoff is unavailable: no toy hardware attached."
     )
     assert data["toydev_1"] == "toydev:1"
     assert data["toydev_2"].startswith(
@@ -167,7 +184,7 @@ except RuntimeError as exc:
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
-        ("", ["cpu:0", "cpu:0", "toydev:0", "cpu:0"]),
+        ("", ["cpu", "cpu", "toydev:0", "cpu"]),
         ("toydev:1", ["toydev:1", "toydev:1", "toydev:0", "toydev:1"]),
         (" TOYDEV ", ["toydev:0", "toydev:0", "toydev:0", "toydev:0"]),
     ],
@@ -181,7 +198,7 @@ def test_ember_device_environment_variable(check_code, good_site, env, expected)
     ("env", "message"),
     [
         ("nosuch", "unknown device type 'nosuch'"),
-        ("toyoff", "device toyoff:0 is unavailable: no toy hardware attached"),
+        ("toyoff", "device toyoff is unavailable: no toy hardware attached"),
         ("toydev:7", "device toydev:7 does not exist"),
         ("toydev:x", "invalid device index"),
     ],
@@ -190,3 +207,16 @@ def test_bad_ember_device_raises_when_the_default_is_needed(check_code, good_sit
     error = json.loads(check_code(DEFAULT_DEVICE, good_site, EMBER_DEVICE=env).stdout)
     assert error.startswith("RuntimeError: ")
     assert message in error
+
+
+def test_a_type_without_an_index_places_tensors_on_its_current_device():
+    # PyTorch: torch.device("cuda") has index None and prints "cuda"; its tensors report
+    # device(type='cuda', index=0). Any indexed device type behaves the same way here.
+    if not ember.is_available("opencl"):
+        pytest.skip("needs an indexed device type (opencl)")
+    dev = ember.device("opencl")
+    assert (dev.index, str(dev), repr(dev)) == (None, "opencl", "device(type='opencl')")
+    assert dev != ember.device("opencl:0")
+    t = ember.zeros(2, device=dev)
+    assert t.device is ember.device("opencl:0") and t.get_device() == 0
+    assert t.to("opencl") is t and t.to(dev) is t

@@ -17,6 +17,7 @@ class CpuBackend(DeviceBackend):
 
     type = "cpu"
     host_accessible = True
+    unindexed = True
 
     def device_count(self) -> int:
         return 1

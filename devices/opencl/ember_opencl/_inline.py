@@ -25,7 +25,7 @@ import pyopencl as cl
 import ember
 from ember.library import CompileError, inline_names
 from ember.plugins import kernels as shared_kernels
-from ember.plugins.sdk import Tensor
+from ember.plugins.sdk import Tensor, device_index
 from ember_opencl import _launch, _programs
 from ember_opencl.backend import BACKEND
 
@@ -194,8 +194,8 @@ def load_inline(
 def _device(device: Any) -> ember.device:
     if device is None:
         default = ember.get_default_device()
-        return default if default.type == "opencl" else ember.device("opencl")
-    dev = ember.device(device)
+        return default if default.type == "opencl" else ember.device("opencl").placement
+    dev = ember.device(device).placement
     if dev.type != "opencl":
         raise ValueError(f"ember_opencl.load_inline: {dev} is not an opencl device")
     return dev
@@ -203,7 +203,7 @@ def _device(device: Any) -> ember.device:
 
 def _build(dev: ember.device, source: str, options: str, name: str) -> Any:
     try:
-        return _programs.build(BACKEND.context(dev.index), source, options)
+        return _programs.build(BACKEND.context(device_index(dev)), source, options)
     except RuntimeError as error:
         if not isinstance(error.__cause__, cl.Error):
             raise

@@ -26,7 +26,7 @@ from typing import Any, Final
 import numpy as np
 import pyopencl as cl
 
-from ember.plugins.sdk import ElementwisePlan, current_native_stream
+from ember.plugins.sdk import ElementwisePlan, current_native_stream, device_index
 from ember_opencl import _programs, profiling
 from ember_opencl.backend import BACKEND
 
@@ -93,7 +93,7 @@ def kernel(device: Any, source: str, name: str, options: str = "") -> Any:
     key = (device, source, name, options)
     k = _kernels.get(key)
     if k is None:
-        program = _programs.build(BACKEND.context(device.index), source, options)
+        program = _programs.build(BACKEND.context(device_index(device)), source, options)
         k = _kernels[key] = cl.Kernel(program, name)
     return k
 

@@ -21,7 +21,7 @@ import numpy as np
 import ember
 from ember.plugins import expressions as ex
 from ember.plugins import ops
-from ember.plugins.sdk import ElementwisePlan, KernelRegistry, Storage, Tensor
+from ember.plugins.sdk import ElementwisePlan, KernelRegistry, Storage, Tensor, device_index
 from ember_opencl._launch import (
     GEOMETRY_C,
     LOCAL_SIZE,
@@ -166,11 +166,11 @@ def _unary(op: str) -> Callable[[Storage, Storage, ElementwisePlan], None]:
     def run(out: Storage, a: Storage, plan: ElementwisePlan) -> None:
         dev = out.device
         dtype = plan.dtypes[0]
-        program = programs.get((dev.index, dtype))
+        program = programs.get((device_index(dev), dtype))
         if program is None:
             expr = _expression(ex.UNARY, op, dtype)
             operands = [(_prelude(dtype, 0), None), (_prelude(dtype, 1), None)]
-            program = programs[(dev.index, dtype)] = Program(
+            program = programs[(device_index(dev), dtype)] = Program(
                 dev, f"{op}_{dtype.name}", operands, "x", expr
             )
         _run_unary(dev, program, out, a, plan)
@@ -192,7 +192,7 @@ def _copy_program(dev: Any, dst: Any, src: Any) -> Program:
             block += _F16_FROM_DOUBLE
         operands = [(block, None), (_prelude(src, 1), None)]
         expr = ex.convert(dst.name, src.name, ctype(dst))
-    program = _copies[(dev.index, dst, src)] = Program(
+    program = _copies[(device_index(dev), dst, src)] = Program(
         dev, f"copy_{dst.name}_from_{src.name}", operands, "x", expr
     )
     return program
@@ -202,7 +202,7 @@ def copy_(dst: Storage, src: Storage, plan: ElementwisePlan) -> None:
     """dst = src converted from plan.dtypes[1] to plan.dtypes[0]."""
     dev = dst.device
     dtypes = plan.dtypes
-    program = _copies.get((dev.index, dtypes[0], dtypes[1])) or _copy_program(dev, *dtypes)
+    program = _copies.get((device_index(dev), dtypes[0], dtypes[1])) or _copy_program(dev, *dtypes)
     _run_unary(dev, program, dst, src, plan)
 
 
@@ -227,7 +227,7 @@ def _binary(op: str) -> Callable[[Storage, Any, Any, ElementwisePlan], None]:
     def run(out: Storage, a: Any, b: Any, plan: ElementwisePlan) -> None:
         dev = out.device
         if type(b) is storage and type(a) is storage and plan.contiguous:
-            program = tensors.get((dev.index, plan.dtypes[1]))
+            program = tensors.get((device_index(dev), plan.dtypes[1]))
             if program is not None:
                 n = plan.numel
                 o = plan.offsets
@@ -241,7 +241,7 @@ def _binary(op: str) -> Callable[[Storage, Any, Any, ElementwisePlan], None]:
     def run_any(dev: Any, out: Storage, a: Any, b: Any, plan: ElementwisePlan) -> None:
         o = plan.offsets
         scalar_at = 2 if type(b) is not storage else 1 if type(a) is not storage else 0
-        key = (dev.index, plan.dtypes[1], scalar_at)
+        key = (device_index(dev), plan.dtypes[1], scalar_at)
         program = programs.get(key)
         if program is None:
             program = programs[key] = _binary_program(dev, op, plan.dtypes[0], key[1], scalar_at)
@@ -268,7 +268,7 @@ def fill_(dst: Storage, value: Any, plan: ElementwisePlan) -> None:
     """Every element of dst becomes `value` (of dst's dtype), moved as its bits."""
     dev = dst.device
     dtype = plan.dtypes[0]
-    program = _fills.get((dev.index, dtype))
+    program = _fills.get((device_index(dev), dtype))
     if program is None:
         size = dtype.itemsize
         numpy_dtype, bits = dtype.numpy, _BITS[size][1]
@@ -277,7 +277,7 @@ def fill_(dst: Storage, value: Any, plan: ElementwisePlan) -> None:
             return np.array(v, numpy_dtype).view(bits)[()]
 
         operands: list[Operand] = [(_bits(size, 0), None), (_bits(size, 1), to_bits)]
-        program = _fills[(dev.index, dtype)] = Program(
+        program = _fills[(device_index(dev), dtype)] = Program(
             dev, f"fill_{8 * size}bit", operands, "x", "x"
         )
     _enqueue(dev, program, plan, (dst.handle, plan.offsets[0], program.converts[1](value)))  # type: ignore[misc]
@@ -290,11 +290,11 @@ def where(out: Storage, condition: Storage, a: Storage, b: Storage, plan: Elemen
     """out = condition ? a : b, moved as bits of the element's width."""
     dev = out.device
     size = plan.dtypes[0].itemsize
-    program = _wheres.get((dev.index, size))
+    program = _wheres.get((device_index(dev), size))
     if program is None:
         operands: list[Operand] = [(_bits(size, 0), None), (_bits(1, 1), None)]
         operands += [(_bits(size, 2), None), (_bits(size, 3), None)]
-        program = _wheres[(dev.index, size)] = Program(
+        program = _wheres[(device_index(dev), size)] = Program(
             dev, f"where_{8 * size}bit", operands, "c, a, b", "((c) ? (a) : (b))"
         )
     o = plan.offsets
@@ -311,7 +311,7 @@ def _arange_program(dev: Any, dtype: Any, in_real: bool) -> Program:
     """Float results, and integer results of float bounds, compute in double where the
     device has it (as the CPU device does) and truncate; integer bounds of integer
     results wrap in long."""
-    fp64 = "cl_khr_fp64" in BACKEND.cl_device(dev.index).extensions
+    fp64 = "cl_khr_fp64" in BACKEND.cl_device(device_index(dev)).extensions
     real = "double" if fp64 else "float"
     block = _prelude(dtype, 0)
     if in_real:
@@ -330,7 +330,7 @@ def _arange_program(dev: Any, dtype: Any, in_real: bool) -> Program:
             "(long)((ulong)(start) + (ulong)i * (ulong)(step))",
         )
     operands: list[Operand] = [(block + scalars, None), ("", convert), ("", convert)]
-    program = _aranges[(dev.index, dtype, in_real)] = Program(
+    program = _aranges[(device_index(dev), dtype, in_real)] = Program(
         dev, f"arange_{dtype.name}", operands, "start, step", expr
     )
     return program
@@ -342,7 +342,9 @@ def arange_(out: Tensor, start: Any, step: Any) -> None:
         raise RuntimeError("arange_: expected a 1-d contiguous output")
     dev, dtype = out.device, out.dtype
     in_real = isinstance(start, float) or isinstance(step, float) or dtype.is_floating_point
-    program = _aranges.get((dev.index, dtype, in_real)) or _arange_program(dev, dtype, in_real)
+    program = _aranges.get((device_index(dev), dtype, in_real)) or _arange_program(
+        dev, dtype, in_real
+    )
     n = out.shape[0]
     start_value, step_value = program.converts[1](start), program.converts[2](step)  # type: ignore[misc]
     args = [out.untyped_storage().handle, out.storage_offset(), start_value, step_value, n]

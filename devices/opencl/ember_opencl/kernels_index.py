@@ -24,7 +24,13 @@ import numpy as np
 
 import ember
 from ember.plugins import kernels, ops
-from ember.plugins.sdk import KernelRegistry, Tensor, current_native_stream, merge_dims
+from ember.plugins.sdk import (
+    KernelRegistry,
+    Tensor,
+    current_native_stream,
+    device_index,
+    merge_dims,
+)
 from ember_opencl._launch import GEOMETRY_C, MAX_DIMS, at, ctype, geometry, kernel, launch, mem
 from ember_opencl.backend import BACKEND
 
@@ -102,7 +108,7 @@ def _overlaps_itself(t: Tensor) -> bool:
 
 
 def _has_int64_atomics(t: Tensor) -> bool:
-    return _int64_atomics(BACKEND.cl_device(t.device.index))
+    return _int64_atomics(BACKEND.cl_device(device_index(t.device)))
 
 
 @cache
@@ -249,7 +255,7 @@ def nonzero(a: Tensor) -> Tensor:
     # which only the device knows. Read just that number (8 bytes) from the current stream.
     total = np.empty(1, np.int64)
     BACKEND.copy_to_host(
-        mem(counts), chunks * 8, total, dev.index, current_native_stream(dev), False
+        mem(counts), chunks * 8, total, device_index(dev), current_native_stream(dev), False
     )
     count = int(total[0])
     out = ember.empty((count, ndim), dtype=ember.int64, device=dev)

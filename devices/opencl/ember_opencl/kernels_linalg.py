@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import pyopencl as cl
 
-from ember.plugins.sdk import KernelRegistry, MatmulPlan, Storage
+from ember.plugins.sdk import KernelRegistry, MatmulPlan, Storage, device_index
 from ember_opencl._launch import kernel, launch
 from ember_opencl.backend import BACKEND
 
@@ -69,7 +69,7 @@ class _Device:
     __slots__ = ("compute_units", "cpu", "local_bytes")
 
     def __init__(self, device: Any) -> None:
-        info = BACKEND.cl_device(device.index)
+        info = BACKEND.cl_device(device_index(device))
         self.cpu = bool(info.type & cl.device_type.CPU)
         self.compute_units = int(info.max_compute_units)
         self.local_bytes = int(info.local_mem_size)

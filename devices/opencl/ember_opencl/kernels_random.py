@@ -19,7 +19,7 @@ import pyopencl as cl
 
 import ember
 from ember.plugins import kernels, ops
-from ember.plugins.sdk import KernelRegistry, Tensor
+from ember.plugins.sdk import KernelRegistry, Tensor, device_index
 from ember_opencl._launch import GEOMETRY_C, at, ctype, geometry, kernel, launch, mem
 from ember_opencl.backend import BACKEND
 
@@ -89,7 +89,7 @@ def random_(t: Tensor, low: int, high: int, seed: int, offset: int) -> None:
 
 def _sort_group(t: Tensor, k: Any, pairs: int) -> int:
     """Work-group size of the in-segment steps: a power of two the device allows."""
-    cl_device = BACKEND.cl_device(t.device.index)
+    cl_device = BACKEND.cl_device(device_index(t.device))
     limit = min(_SORT_GROUP, pairs, cl_device.max_work_group_size)
     limit = min(limit, k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, cl_device))
     group = 1

@@ -21,7 +21,7 @@ import numpy as np
 
 import ember
 from ember.plugins import ops
-from ember.plugins.sdk import KernelRegistry, ReductionPlan, Storage
+from ember.plugins.sdk import KernelRegistry, ReductionPlan, Storage, device_index
 from ember_opencl._launch import kernel, mem, prelude
 from ember_opencl._reduce_geometry import (
     COLUMN_TILE,
@@ -107,7 +107,7 @@ def _reduction_plan(op: str, dev: ember.device, plan: ReductionPlan) -> Plan:
 def _reduction(op: str) -> Kernel:
     def run(out: Storage, a: Storage, plan: ReductionPlan) -> None:
         dev = a.device
-        key = plan_key(op, dev.index, plan)
+        key = plan_key(op, device_index(dev), plan)
         launches = PLANS.get(key) or remember(key, _reduction_plan(op, dev, plan))
         out_off, a_off = np.int64(plan.offsets[0]), np.int64(plan.offsets[1])
         rtotal, nsplit = np.int64(launches.length), np.int64(launches.nsplit)
@@ -170,7 +170,7 @@ def _walk(
 
     def run(out: Storage, a: Storage, plan: ReductionPlan) -> None:
         dev = a.device
-        key = plan_key(op, dev.index, plan)
+        key = plan_key(op, device_index(dev), plan)
         launches = PLANS.get(key)
         if launches is None:
             kept, (walked,) = dims(plan)

@@ -144,7 +144,7 @@ def _write(backend: Any, dst: Tensor, host: np.ndarray, non_blocking: bool) -> N
         dst._storage.handle,
         dst._offset * dst._dtype.itemsize,
         host,
-        dev.index,
+        dev._ordinal,
         current_native(dev),
         non_blocking,
     )
@@ -157,7 +157,7 @@ def _read(backend: Any, src: Tensor, host: np.ndarray, non_blocking: bool) -> No
         src._storage.handle,
         src._offset * src._dtype.itemsize,
         host,
-        dev.index,
+        dev._ordinal,
         current_native(dev),
         non_blocking and not backend.synchronous,
     )
@@ -236,7 +236,7 @@ def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """
     target_device, target_dtype, copy = _parse_to_args(args, kwargs)
     non_blocking = bool(kwargs.get("non_blocking", False))
-    dev = t._device if target_device is None else device(target_device)
+    dev = t._device if target_device is None else device(target_device).placement
     dt = t._dtype if target_dtype is None else target_dtype
     if dev is t._device and dt is t._dtype and not copy:
         return t

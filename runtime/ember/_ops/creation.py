@@ -48,7 +48,7 @@ def resolve_device(dev: DeviceLike | None) -> device:
         return get_default_device()
     resolved = device(dev)
     check_usable(resolved)
-    return resolved
+    return resolved.placement
 
 
 def _infer_dtype(array: np.ndarray) -> _dtype.dtype:

@@ -102,7 +102,7 @@ def manual_seed(seed: int) -> Generator:
     """Seed the default generator of every device; return the cpu one."""
     for type_name in available_types():
         for index in range(MANAGER.device_types[type_name].count):
-            default_generator(device(type_name, index)).manual_seed(seed)
+            default_generator(device(type_name, index).placement).manual_seed(seed)
     return default_generator(device("cpu"))
 
 

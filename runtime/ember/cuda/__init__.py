@@ -103,7 +103,7 @@ def current_device() -> int:
 
 def set_device(dev: Any) -> None:
     """Make `dev` (an index, 'cuda:i' or an ember.device) this thread's current cuda device."""
-    set_current_index(resolve("ember.cuda.set_device", dev).index)
+    set_current_index(resolve("ember.cuda.set_device", dev)._ordinal)
 
 
 @contextmanager
@@ -111,7 +111,7 @@ def device(dev: Any) -> Iterator[None]:
     """Within the block, `dev` is the current cuda device; RuntimeError without one."""
     chosen = resolve("ember.cuda.device", dev, RuntimeError)
     previous = current_index()
-    set_current_index(chosen.index)
+    set_current_index(chosen._ordinal)
     try:
         yield
     finally:
@@ -216,7 +216,7 @@ def get_device_properties(dev: Any = None) -> DeviceProperties:
     facts = getattr(chosen.backend, "device_properties", None)
     if facts is None:
         raise RuntimeError("get_device_properties: the cuda plugin does not report properties")
-    return DeviceProperties(**facts(chosen.index))
+    return DeviceProperties(**facts(chosen._ordinal))
 
 
 def get_device_name(dev: Any = None) -> str:

@@ -74,5 +74,5 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
     info = getattr(chosen.backend, "mem_get_info", None)
     if info is None:
         raise RuntimeError("mem_get_info: the cuda plugin does not report free memory")
-    free, total = info(chosen.index)
+    free, total = info(chosen._ordinal)
     return int(free), int(total)

@@ -6,9 +6,9 @@ the plugin may be missing, or installed without a usable GPU/driver (its probe's
 
 from __future__ import annotations
 
-import threading
 from typing import NoReturn
 
+import ember._device as _device_state
 from ember._device import device
 from ember.plugins._manager import MANAGER
 
@@ -57,19 +57,12 @@ def require(what: str, error: type[BaseException] = AssertionError) -> None:
         _fail(what, error)
 
 
-class _Current(threading.local):
-    index: int = 0
-
-
-_current = _Current()
-
-
 def current_index() -> int:
-    return _current.index
+    return _device_state.current_index(_TYPE)
 
 
 def set_current_index(index: int) -> None:
-    _current.index = index
+    _device_state.set_current_index(_TYPE, index)
 
 
 def resolve(what: str, dev: object = None, error: type[BaseException] = AssertionError) -> device:
@@ -83,7 +76,7 @@ def resolve(what: str, dev: object = None, error: type[BaseException] = Assertio
         chosen = device(dev) if isinstance(dev, (str, device)) else None
         if chosen is None or chosen.type != _TYPE:
             raise ValueError(f"{what}: expected a cuda device, got {dev!r}")
-        index = chosen.index
+        index = current_index() if chosen.index is None else chosen.index
     if not 0 <= index < count():
         raise RuntimeError(f"{what}: invalid device ordinal {index}; {count()} cuda device(s)")
     return device(_TYPE, index)

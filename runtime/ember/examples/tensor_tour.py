@@ -34,7 +34,7 @@ STEPS: tuple[str, ...] = (
 
 def run(device: DeviceLike | None = None) -> None:
     """Print the tour on `device` (default: the default device), then one timing line."""
-    dev = ember.get_default_device() if device is None else ember.device(device)
+    dev = ember.get_default_device() if device is None else ember.device(device).placement
     print(f"Tensor tour on {dev}")
     namespace: dict[str, object] = {"ember": ember, "dev": dev}
     for line in STEPS:
@@ -73,9 +73,9 @@ def _timing(sample: ember.Tensor) -> str:
 
 def _seconds_per_call(step: Callable[[], object], dev: ember.device, repeat: int) -> float:
     step()  # warm-up: first-call costs (caches, lazy set-up) are not the steady state
-    dev.backend.synchronize(dev.index)
+    ember.synchronize(dev)
     start = time.perf_counter()
     for _ in range(repeat):
         step()
-    dev.backend.synchronize(dev.index)
+    ember.synchronize(dev)
     return (time.perf_counter() - start) / repeat

@@ -10,7 +10,7 @@ A plugin imports from here (and `ember` itself), never from `ember._*`::
 from __future__ import annotations
 
 from ember._backend import DeviceBackend
-from ember._device import device
+from ember._device import device, device_index
 from ember._dispatch import KernelRegistry
 from ember._dtype import dtype
 from ember._errors import DTypeError, OutOfMemoryError
@@ -39,5 +39,5 @@ __all__ = [
     "FillKernel", "IndexKernel", "KernelRegistry", "MatmulKernel", "MatmulPlan",
     "OutOfMemoryError", "RandomKernel", "ReductionKernel", "ReductionPlan", "Scalar",
     "Storage", "Tensor", "UnaryKernel", "WhereKernel", "cache_dir", "current_native_stream",
-    "device", "dtype", "hookimpl", "merge_dims", "ops", "write_atomically",
+    "device", "device_index", "dtype", "hookimpl", "merge_dims", "ops", "write_atomically",
 ]  # fmt: skip

@@ -12,7 +12,7 @@ from ._selection import devices_under_test
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Run every test that takes `device` once per device under test ("type:index")."""
+    """Run every test that takes `device` once per device under test ("cpu", "opencl:0")."""
     if "device" in metafunc.fixturenames:
         devices = devices_under_test(metafunc.config)
         metafunc.parametrize("device", devices, ids=devices)

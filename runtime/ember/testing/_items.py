@@ -24,9 +24,9 @@ def in_kit(path: Any, kit_dir: Path = KIT_DIR) -> bool:
 
 
 def device_name(value: object) -> str | None:
-    """A device parameter's value as "type:index" (the kit passes names or ember.device)."""
+    """A device parameter's value as its tensors print it (the kit passes names or devices)."""
     if isinstance(value, ember.device):
-        return f"{value.type}:{value.index}"
+        return str(value.placement)
     return value if isinstance(value, str) else None
 
 

@@ -1,6 +1,7 @@
 """Which devices the kit runs on: `--ember-device`, else EMBER_TEST_DEVICES, else all of them.
 
-A name is a device type (`cpu`, every index of it) or a full `type:index`; the option is
+A name is a device type (`cpu`, every index of it) or a full `type:index` (`cpu:0` names the
+unindexed cpu, whose tests are ids `[cpu]` as its tensors print); the option is
 repeatable and comma-separated. A name that matches no available device is a usage error,
 so a typo never turns into a run that silently tests nothing.
 """
@@ -29,12 +30,12 @@ def requested_names(option_values: Iterable[str] | None, environ: str | None) ->
 
 
 def select(names: list[str], available: list[str]) -> list[str]:
-    """The available devices ("type:index") that `names` pick, in their order; all when empty."""
+    """The available devices that `names` pick, in their order; all when `names` is empty."""
     if not names:
         return list(available)
     selected: list[str] = []
     for name in names:
-        matches = [d for d in available if name in (d, d.split(":")[0])]
+        matches = [d for d in available if name in (d, d.split(":")[0]) or _names(name, d)]
         if not matches:
             raise pytest.UsageError(
                 f"--ember-device / {ENV_VAR} names {name!r}, which is not available here "
@@ -44,13 +45,25 @@ def select(names: list[str], available: list[str]) -> list[str]:
     return selected
 
 
+def _names(name: str, available: str) -> bool:
+    """Whether `name` ("cpu:0") is another name of the available device ("cpu")."""
+    try:
+        return str(ember.device(name).placement) == available
+    except (RuntimeError, ValueError):
+        return False
+
+
 def available_devices() -> list[str]:
-    """Every installed and available device, as "type:index"."""
-    return [f"{t}:{i}" for t in ember.devices() for i in range(ember.device_count(t))]
+    """Every installed and available device, as its tensors print it ("cpu", "opencl:0")."""
+    return [
+        str(ember.device(t, i).placement)
+        for t in ember.devices()
+        for i in range(ember.device_count(t))
+    ]
 
 
 def devices_under_test(config: pytest.Config) -> list[str]:
-    """The devices this run tests ("type:index"), resolved once per run."""
+    """The devices this run tests ("cpu", "opencl:0"), resolved once per run."""
     if _SELECTED not in config.stash:
         names = requested_names(config.getoption(OPTION, None), os.environ.get(ENV_VAR))
         config.stash[_SELECTED] = select(names, available_devices())
