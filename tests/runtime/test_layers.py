@@ -57,7 +57,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ember.utils.data.", "ember.serialization", "ember.serialization.", "ember.library",
             "ember.library.", "ember.linalg", "ember.accelerator", "ember.amp", "ember.amp.",
             "ember.backends", "ember.backends.", "ember.cpu", "ember.cpu.", "ember.cuda",
-            "ember.cuda.", "ember._device_modules",
+            "ember.cuda.", "ember._device_modules", "ember.utils.tensorboard",
+            "ember.utils.tensorboard.",
         ),
     ),
     # The public package and what is written against it (`import ember`): the CLI and the
@@ -88,6 +89,7 @@ COLD_IMPORTS: dict[tuple[str, str], str] = {
     ("ember.utils.data._worker", "ember._ops.random"): "once per worker process",
     ("ember.utils.data._worker", "ember._threads"): "once per worker process",
     ("ember.utils.data.dataloader", "ember.utils.data._multiprocess"): "only with workers",
+    ("ember.utils.tensorboard.summary", "PIL"): "Pillow encodes images: add_image(s) only",
 }
 
 
