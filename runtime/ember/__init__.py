@@ -319,12 +319,50 @@ from ember import (  # noqa: E402
     optim,
     utils,
 )
+from ember._legacy_types import (  # noqa: E402
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+)
 from ember._tensor_surface import (  # noqa: E402
     get_device,
     is_complex,
     is_floating_point,
     is_nonzero,
     is_signed,
+)
+from ember._torch_misc import (  # noqa: E402
+    asarray,
+    concat,
+    concatenate,
+    detach,
+    e,
+    empty_strided,
+    fill,
+    frombuffer,
+    get_num_interop_threads,
+    get_rng_state,
+    inf,
+    init_num_threads,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_same_size,
+    is_tensor,
+    nan,
+    newaxis,
+    numel,
+    pi,
+    scalar_tensor,
+    set_anomaly_enabled,
+    set_num_interop_threads,
+    set_rng_state,
+    typename,
+    zero_,
 )
 from ember.amp.autocast_mode import (  # noqa: E402
     autocast,
@@ -663,3 +701,14 @@ __all__ += [
     "select_scatter",
     "slice_scatter",
 ]
+# The legacy tensor types and the small torch-namespace names (ember._legacy_types,
+# ember._torch_misc).
+__all__ += [
+    "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
+    "IntTensor", "LongTensor",
+    "asarray", "concat", "concatenate", "detach", "e", "empty_strided", "fill", "frombuffer",
+    "get_num_interop_threads", "get_rng_state", "inf", "init_num_threads",
+    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_same_size", "is_tensor", "nan",
+    "newaxis", "numel", "pi", "scalar_tensor", "set_anomaly_enabled",
+    "set_num_interop_threads", "set_rng_state", "typename", "zero_",
+]  # fmt: skip
