@@ -21,6 +21,7 @@ from ember._ops import (
     memory_formats,
     names,
     norms,
+    order_statistics,
     random,
     reduction,
     reorder,
@@ -32,6 +33,7 @@ from ember._ops import (
     statistics,
     triangle,
     unary,
+    uniqueness,
 )
 from ember._ops.arrangement import *  # noqa: F403
 from ember._ops.blocks import *  # noqa: F403
@@ -49,6 +51,7 @@ from ember._ops.linalg import *  # noqa: F403
 from ember._ops.linalg_products import *  # noqa: F403
 from ember._ops.memory_formats import *  # noqa: F403
 from ember._ops.norms import *  # noqa: F403
+from ember._ops.order_statistics import *  # noqa: F403
 from ember._ops.random import *  # noqa: F403
 from ember._ops.reduction import *  # noqa: F403
 from ember._ops.reorder import *  # noqa: F403
@@ -61,6 +64,7 @@ from ember._ops.sorting import *  # noqa: F403
 from ember._ops.statistics import *  # noqa: F403
 from ember._ops.triangle import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
+from ember._ops.uniqueness import *  # noqa: F403
 from ember.autograd import _api as _autograd_api
 
 __all__: list[str] = []
@@ -87,6 +91,8 @@ __all__ += scan_composites.__all__
 __all__ += triangle.__all__
 __all__ += blocks.__all__
 __all__ += diagonal_writes.__all__
+__all__ += order_statistics.__all__
+__all__ += uniqueness.__all__
 __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
 

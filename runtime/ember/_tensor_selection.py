@@ -1,0 +1,58 @@
+"""Tensor methods of order statistics, uniqueness, searching, counting and indexed writes:
+t.median(), t.quantile(q), t.unique(), t.bincount(), t.index_add_(...), ..."""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING, Any
+
+from ember import _upper
+from ember._tensor_core import TensorCore
+
+if TYPE_CHECKING:
+    from ember._tensor import Tensor
+
+__all__ = ["SelectionMethods"]
+
+# Any, not the typed `_upper`: these methods pass `self` (typed as this mixin, not as
+# Tensor) to ops; each is a one-line forward whose public signature is typed here.
+_up: Any = _upper
+
+
+class SelectionMethods(TensorCore):
+    """Order statistics, uniqueness, searching, counting and indexed writes as methods."""
+
+    __slots__ = ()
+
+    def median(self, dim: int | None = None, keepdim: builtins.bool = False) -> Any:
+        return _up.ops.median(self, dim, keepdim)
+
+    def nanmedian(self, dim: int | None = None, keepdim: builtins.bool = False) -> Any:
+        return _up.ops.nanmedian(self, dim, keepdim)
+
+    def mode(self, dim: int = -1, keepdim: builtins.bool = False) -> Any:
+        return _up.ops.mode(self, dim, keepdim)
+
+    def quantile(
+        self, q: Any, dim: int | None = None, keepdim: builtins.bool = False, *, interpolation: str = "linear"
+    ) -> Tensor:
+        return _up.ops.quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(
+        self, q: Any, dim: int | None = None, keepdim: builtins.bool = False, *, interpolation: str = "linear"
+    ) -> Tensor:
+        return _up.ops.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def unique(
+        self,
+        sorted: builtins.bool = True,
+        return_inverse: builtins.bool = False,
+        return_counts: builtins.bool = False,
+        dim: int | None = None,
+    ) -> Any:
+        return _up.ops.unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(
+        self, return_inverse: builtins.bool = False, return_counts: builtins.bool = False, dim: int | None = None
+    ) -> Any:
+        return _up.ops.unique_consecutive(self, return_inverse, return_counts, dim)
