@@ -56,3 +56,6 @@ class SelectionMethods(TensorCore):
         self, return_inverse: builtins.bool = False, return_counts: builtins.bool = False, dim: int | None = None
     ) -> Any:
         return _up.ops.unique_consecutive(self, return_inverse, return_counts, dim)
+
+    def bucketize(self, boundaries: Tensor, *, out_int32: builtins.bool = False, right: builtins.bool = False) -> Tensor:
+        return _up.ops.bucketize(self, boundaries, out_int32=out_int32, right=right)
