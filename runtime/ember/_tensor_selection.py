@@ -59,3 +59,33 @@ class SelectionMethods(TensorCore):
 
     def bucketize(self, boundaries: Tensor, *, out_int32: builtins.bool = False, right: builtins.bool = False) -> Tensor:
         return _up.ops.bucketize(self, boundaries, out_int32=out_int32, right=right)
+
+    def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+        return _up.ops.bincount(self, weights, minlength)
+
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+        return _up.ops.histc(self, bins, min, max)
+
+    def histogram(self, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None, density: builtins.bool = False) -> Any:
+        return _up.ops.histogram(self, bins, range=range, weight=weight, density=density)
+
+    def count_nonzero(self, dim: Any = None) -> Tensor:
+        return _up.ops.count_nonzero(self, dim)
+
+    def argwhere(self) -> Tensor:
+        return _up.ops.argwhere(self)
+
+    def nonzero_static(self, *, size: int, fill_value: int = -1) -> Tensor:
+        return _up.ops.nonzero_static(self, size=size, fill_value=fill_value)
+
+    def nansum(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
+        return _up.ops.nansum(self, dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
+        return _up.ops.nanmean(self, dim, keepdim, dtype=dtype)
+
+    def aminmax(self, *, dim: int | None = None, keepdim: builtins.bool = False) -> Any:
+        return _up.ops.aminmax(self, dim=dim, keepdim=keepdim)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        return _up.ops.masked_select(self, mask)

@@ -66,6 +66,8 @@ from ember._ops.statistics import *  # noqa: F403
 from ember._ops.triangle import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
 from ember._ops.uniqueness import *  # noqa: F403
+from ember._ops.counting import *  # noqa: F403
+from ember._ops.histograms import *  # noqa: F403
 from ember._ops.searching import *  # noqa: F403
 from ember.autograd import _api as _autograd_api
 
@@ -95,6 +97,8 @@ __all__ += blocks.__all__
 __all__ += diagonal_writes.__all__
 __all__ += order_statistics.__all__
 __all__ += uniqueness.__all__
+__all__ += counting.__all__
+__all__ += histograms.__all__
 __all__ += searching.__all__
 __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
