@@ -89,3 +89,39 @@ class SelectionMethods(TensorCore):
 
     def masked_select(self, mask: Tensor) -> Tensor:
         return _up.ops.masked_select(self, mask)
+
+    def index_put_(self, indices: Any, values: Tensor, accumulate: builtins.bool = False) -> Tensor:
+        return _up.ops.index_put_(self, indices, values, accumulate)
+
+    def index_put(self, indices: Any, values: Tensor, accumulate: builtins.bool = False) -> Tensor:
+        return _up.ops.index_put(self, indices, values, accumulate)
+
+    def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        return _up.ops.index_writes.index_add_(self, dim, index, source, alpha=alpha)
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        return _up.ops.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return _up.ops.index_writes.index_copy_(self, dim, index, source)
+
+    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return _up.ops.index_copy(self, dim, index, source)
+
+    def index_fill_(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        return _up.ops.index_writes.index_fill_(self, dim, index, value)
+
+    def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        return _up.ops.index_fill(self, dim, index, value)
+
+    def put_(self, index: Tensor, source: Tensor, accumulate: builtins.bool = False) -> Tensor:
+        return _up.ops.index_writes.put_(self, index, source, accumulate)
+
+    def put(self, index: Tensor, source: Tensor, accumulate: builtins.bool = False) -> Tensor:
+        return _up.ops.put(self, index, source, accumulate)
+
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        return _up.ops.index_writes.masked_scatter_(self, mask, source)
+
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        return _up.ops.masked_scatter(self, mask, source)
