@@ -125,3 +125,23 @@ class SelectionMethods(TensorCore):
 
     def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
         return _up.ops.masked_scatter(self, mask, source)
+
+    def scatter_reduce(
+        self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: builtins.bool = True
+    ) -> Tensor:
+        return _up.ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(
+        self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: builtins.bool = True
+    ) -> Tensor:
+        return _up.ops.scatter_reductions.scatter_reduce_(self, dim, index, src, reduce, include_self=include_self)
+
+    def index_reduce(
+        self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = True
+    ) -> Tensor:
+        return _up.ops.index_reduce(self, dim, index, source, reduce, include_self=include_self)
+
+    def index_reduce_(
+        self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = True
+    ) -> Tensor:
+        return _up.ops.scatter_reductions.index_reduce_(self, dim, index, source, reduce, include_self=include_self)

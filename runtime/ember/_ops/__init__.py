@@ -38,6 +38,7 @@ from ember._ops import (
     histograms,
     counting,
     index_writes,
+    scatter_reductions,
 )
 from ember._ops.arrangement import *  # noqa: F403
 from ember._ops.blocks import *  # noqa: F403
@@ -69,6 +70,7 @@ from ember._ops.statistics import *  # noqa: F403
 from ember._ops.triangle import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
 from ember._ops.uniqueness import *  # noqa: F403
+from ember._ops.scatter_reductions import *  # noqa: F403
 from ember._ops.index_writes import *  # noqa: F403
 from ember._ops.counting import *  # noqa: F403
 from ember._ops.histograms import *  # noqa: F403
@@ -101,6 +103,7 @@ __all__ += blocks.__all__
 __all__ += diagonal_writes.__all__
 __all__ += order_statistics.__all__
 __all__ += uniqueness.__all__
+__all__ += scatter_reductions.__all__
 __all__ += index_writes.__all__
 __all__ += counting.__all__
 __all__ += histograms.__all__
