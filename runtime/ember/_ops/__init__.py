@@ -39,6 +39,9 @@ from ember._ops import (
     counting,
     index_writes,
     scatter_reductions,
+    windows,
+    sequences,
+    calculus,
 )
 from ember._ops.arrangement import *  # noqa: F403
 from ember._ops.blocks import *  # noqa: F403
@@ -70,6 +73,9 @@ from ember._ops.statistics import *  # noqa: F403
 from ember._ops.triangle import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
 from ember._ops.uniqueness import *  # noqa: F403
+from ember._ops.calculus import *  # noqa: F403
+from ember._ops.sequences import *  # noqa: F403
+from ember._ops.windows import *  # noqa: F403
 from ember._ops.scatter_reductions import *  # noqa: F403
 from ember._ops.index_writes import *  # noqa: F403
 from ember._ops.counting import *  # noqa: F403
@@ -103,6 +109,9 @@ __all__ += blocks.__all__
 __all__ += diagonal_writes.__all__
 __all__ += order_statistics.__all__
 __all__ += uniqueness.__all__
+__all__ += calculus.__all__
+__all__ += sequences.__all__
+__all__ += windows.__all__
 __all__ += scatter_reductions.__all__
 __all__ += index_writes.__all__
 __all__ += counting.__all__
