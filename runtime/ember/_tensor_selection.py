@@ -145,3 +145,18 @@ class SelectionMethods(TensorCore):
         self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = True
     ) -> Tensor:
         return _up.ops.scatter_reductions.index_reduce_(self, dim, index, source, reduce, include_self=include_self)
+
+    def renorm(self, p: float, dim: int, maxnorm: float) -> Tensor:
+        return _up.ops.renorm(self, p, dim, maxnorm)
+
+    def renorm_(self, p: float, dim: int, maxnorm: float) -> Tensor:
+        return _up.ops.distances.renorm_(self, p, dim, maxnorm)
+
+    def cov(self, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None) -> Tensor:
+        return _up.ops.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self) -> Tensor:
+        return _up.ops.corrcoef(self)
+
+    def isin(self, test_elements: Any, *, assume_unique: builtins.bool = False, invert: builtins.bool = False) -> Tensor:
+        return _up.ops.isin(self, test_elements, assume_unique=assume_unique, invert=invert)

@@ -42,6 +42,8 @@ from ember._ops import (
     windows,
     sequences,
     calculus,
+    distances,
+    covariance,
 )
 from ember._ops.arrangement import *  # noqa: F403
 from ember._ops.blocks import *  # noqa: F403
@@ -73,6 +75,8 @@ from ember._ops.statistics import *  # noqa: F403
 from ember._ops.triangle import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
 from ember._ops.uniqueness import *  # noqa: F403
+from ember._ops.covariance import *  # noqa: F403
+from ember._ops.distances import *  # noqa: F403
 from ember._ops.calculus import *  # noqa: F403
 from ember._ops.sequences import *  # noqa: F403
 from ember._ops.windows import *  # noqa: F403
@@ -109,6 +113,8 @@ __all__ += blocks.__all__
 __all__ += diagonal_writes.__all__
 __all__ += order_statistics.__all__
 __all__ += uniqueness.__all__
+__all__ += covariance.__all__
+__all__ += distances.__all__
 __all__ += calculus.__all__
 __all__ += sequences.__all__
 __all__ += windows.__all__
