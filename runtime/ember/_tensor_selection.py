@@ -34,12 +34,22 @@ class SelectionMethods(TensorCore):
         return _up.ops.mode(self, dim, keepdim)
 
     def quantile(
-        self, q: Any, dim: int | None = None, keepdim: builtins.bool = False, *, interpolation: str = "linear"
+        self,
+        q: Any,
+        dim: int | None = None,
+        keepdim: builtins.bool = False,
+        *,
+        interpolation: str = "linear",
     ) -> Tensor:
         return _up.ops.quantile(self, q, dim, keepdim, interpolation=interpolation)
 
     def nanquantile(
-        self, q: Any, dim: int | None = None, keepdim: builtins.bool = False, *, interpolation: str = "linear"
+        self,
+        q: Any,
+        dim: int | None = None,
+        keepdim: builtins.bool = False,
+        *,
+        interpolation: str = "linear",
     ) -> Tensor:
         return _up.ops.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
 
@@ -53,12 +63,12 @@ class SelectionMethods(TensorCore):
         return _up.ops.unique(self, sorted, return_inverse, return_counts, dim)
 
     def unique_consecutive(
-        self, return_inverse: builtins.bool = False, return_counts: builtins.bool = False, dim: int | None = None
+        self,
+        return_inverse: builtins.bool = False,
+        return_counts: builtins.bool = False,
+        dim: int | None = None,
     ) -> Any:
         return _up.ops.unique_consecutive(self, return_inverse, return_counts, dim)
-
-    def bucketize(self, boundaries: Tensor, *, out_int32: builtins.bool = False, right: builtins.bool = False) -> Tensor:
-        return _up.ops.bucketize(self, boundaries, out_int32=out_int32, right=right)
 
     def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
         return _up.ops.bincount(self, weights, minlength)
@@ -66,7 +76,14 @@ class SelectionMethods(TensorCore):
     def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
         return _up.ops.histc(self, bins, min, max)
 
-    def histogram(self, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None, density: builtins.bool = False) -> Any:
+    def histogram(
+        self,
+        bins: Any = 100,
+        *,
+        range: Any = None,
+        weight: Tensor | None = None,
+        density: builtins.bool = False,
+    ) -> Any:
         return _up.ops.histogram(self, bins, range=range, weight=weight, density=density)
 
     def count_nonzero(self, dim: Any = None) -> Tensor:
@@ -78,10 +95,14 @@ class SelectionMethods(TensorCore):
     def nonzero_static(self, *, size: int, fill_value: int = -1) -> Tensor:
         return _up.ops.nonzero_static(self, size=size, fill_value=fill_value)
 
-    def nansum(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
+    def nansum(
+        self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None
+    ) -> Tensor:
         return _up.ops.nansum(self, dim, keepdim, dtype=dtype)
 
-    def nanmean(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
+    def nanmean(
+        self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None
+    ) -> Tensor:
         return _up.ops.nanmean(self, dim, keepdim, dtype=dtype)
 
     def aminmax(self, *, dim: int | None = None, keepdim: builtins.bool = False) -> Any:
@@ -127,24 +148,52 @@ class SelectionMethods(TensorCore):
         return _up.ops.masked_scatter(self, mask, source)
 
     def scatter_reduce(
-        self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: builtins.bool = True
+        self,
+        dim: int,
+        index: Tensor,
+        src: Tensor,
+        reduce: str,
+        *,
+        include_self: builtins.bool = True,
     ) -> Tensor:
         return _up.ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
 
     def scatter_reduce_(
-        self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: builtins.bool = True
+        self,
+        dim: int,
+        index: Tensor,
+        src: Tensor,
+        reduce: str,
+        *,
+        include_self: builtins.bool = True,
     ) -> Tensor:
-        return _up.ops.scatter_reductions.scatter_reduce_(self, dim, index, src, reduce, include_self=include_self)
+        return _up.ops.scatter_reductions.scatter_reduce_(
+            self, dim, index, src, reduce, include_self=include_self
+        )
 
     def index_reduce(
-        self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = True
+        self,
+        dim: int,
+        index: Tensor,
+        source: Tensor,
+        reduce: str,
+        *,
+        include_self: builtins.bool = True,
     ) -> Tensor:
         return _up.ops.index_reduce(self, dim, index, source, reduce, include_self=include_self)
 
     def index_reduce_(
-        self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = True
+        self,
+        dim: int,
+        index: Tensor,
+        source: Tensor,
+        reduce: str,
+        *,
+        include_self: builtins.bool = True,
     ) -> Tensor:
-        return _up.ops.scatter_reductions.index_reduce_(self, dim, index, source, reduce, include_self=include_self)
+        return _up.ops.scatter_reductions.index_reduce_(
+            self, dim, index, source, reduce, include_self=include_self
+        )
 
     def renorm(self, p: float, dim: int, maxnorm: float) -> Tensor:
         return _up.ops.renorm(self, p, dim, maxnorm)
@@ -152,11 +201,10 @@ class SelectionMethods(TensorCore):
     def renorm_(self, p: float, dim: int, maxnorm: float) -> Tensor:
         return _up.ops.distances.renorm_(self, p, dim, maxnorm)
 
-    def cov(self, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None) -> Tensor:
+    def cov(
+        self, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None
+    ) -> Tensor:
         return _up.ops.cov(self, correction=correction, fweights=fweights, aweights=aweights)
 
     def corrcoef(self) -> Tensor:
         return _up.ops.corrcoef(self)
-
-    def isin(self, test_elements: Any, *, assume_unique: builtins.bool = False, invert: builtins.bool = False) -> Tensor:
-        return _up.ops.isin(self, test_elements, assume_unique=assume_unique, invert=invert)

@@ -10,11 +10,17 @@ from ember import _upper
 from ember._ops import (
     arrangement,
     blocks,
+    calculus,
     conversion,
+    counting,
+    covariance,
     creation,
     diagonal_writes,
+    distances,
     einsum_equation,
     elementwise,
+    histograms,
+    index_writes,
     indexing,
     linalg,
     linalg_products,
@@ -28,33 +34,33 @@ from ember._ops import (
     repetition,
     sampling,
     scan_composites,
+    scatter_reductions,
+    searching,
+    sequences,
     shape,
     sorting,
     statistics,
     triangle,
     unary,
     uniqueness,
-    searching,
-    histograms,
-    counting,
-    index_writes,
-    scatter_reductions,
     windows,
-    sequences,
-    calculus,
-    distances,
-    covariance,
 )
 from ember._ops.arrangement import *  # noqa: F403
 from ember._ops.blocks import *  # noqa: F403
 from ember._ops.blocks import cumsum_, unfold
+from ember._ops.calculus import *  # noqa: F403
 from ember._ops.conversion import *  # noqa: F403
 from ember._ops.conversion import dlpack_device, to_dlpack, to_host_array
+from ember._ops.counting import *  # noqa: F403
+from ember._ops.covariance import *  # noqa: F403
 from ember._ops.creation import *  # noqa: F403
 from ember._ops.diagonal_writes import *  # noqa: F403
 from ember._ops.diagonal_writes import fill_diagonal_
+from ember._ops.distances import *  # noqa: F403
 from ember._ops.einsum_equation import *  # noqa: F403
 from ember._ops.elementwise import *  # noqa: F403
+from ember._ops.histograms import *  # noqa: F403
+from ember._ops.index_writes import *  # noqa: F403
 from ember._ops.indexing import *  # noqa: F403
 from ember._ops.indexing import getitem, setitem
 from ember._ops.linalg import *  # noqa: F403
@@ -69,22 +75,16 @@ from ember._ops.repetition import *  # noqa: F403
 from ember._ops.sampling import *  # noqa: F403
 from ember._ops.scan_composites import *  # noqa: F403
 from ember._ops.scan_composites import cumprod_
+from ember._ops.scatter_reductions import *  # noqa: F403
+from ember._ops.searching import *  # noqa: F403
+from ember._ops.sequences import *  # noqa: F403
 from ember._ops.shape import *  # noqa: F403
 from ember._ops.sorting import *  # noqa: F403
 from ember._ops.statistics import *  # noqa: F403
 from ember._ops.triangle import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
 from ember._ops.uniqueness import *  # noqa: F403
-from ember._ops.covariance import *  # noqa: F403
-from ember._ops.distances import *  # noqa: F403
-from ember._ops.calculus import *  # noqa: F403
-from ember._ops.sequences import *  # noqa: F403
 from ember._ops.windows import *  # noqa: F403
-from ember._ops.scatter_reductions import *  # noqa: F403
-from ember._ops.index_writes import *  # noqa: F403
-from ember._ops.counting import *  # noqa: F403
-from ember._ops.histograms import *  # noqa: F403
-from ember._ops.searching import *  # noqa: F403
 from ember.autograd import _api as _autograd_api
 
 __all__: list[str] = []

@@ -23,7 +23,9 @@ from ember._tensor import Tensor
 __all__ = ["cumulative_trapezoid", "gradient", "trapezoid", "trapz"]
 
 
-def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+def trapezoid(
+    y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1
+) -> Tensor:
     """The trapezoidal rule's integral of `y` along `dim`, at coordinates `x` or spacing `dx`."""
     d = wrap_dim(dim, y.ndim, "trapezoid")
     return reduction.sum(_areas(y, x, dx, d, "trapezoid"), d)
@@ -87,7 +89,9 @@ def gradient(
     else:
         dims = [wrap_dim(d, input.ndim, "gradient") for d in dim]
     spacings = _spacings(spacing, len(dims))
-    source = input if input._dtype.is_floating_point else conv.cast(input, _dtype.get_default_dtype())
+    source = (
+        input if input._dtype.is_floating_point else conv.cast(input, _dtype.get_default_dtype())
+    )
     results = []
     for d, step in zip(dims, spacings, strict=True):
         if source._shape[d] < edge_order + 1:
@@ -178,5 +182,3 @@ def _along(v: Tensor, ndim: int, d: int) -> Tensor:
     shape = [1] * ndim
     shape[d] = v._shape[0]
     return shape_ops.reshape(v, *shape)
-
-

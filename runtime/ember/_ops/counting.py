@@ -42,12 +42,16 @@ def argwhere(input: Tensor) -> Tensor:
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     """nonzero with exactly `size` rows: cut to the first `size`, or padded with `fill_value`."""
     if size < 0:
-        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got {size}")
+        raise RuntimeError(
+            f"nonzero_static: 'size' must be an non-negative integer, but got {size}"
+        )
     found = indexing.nonzero(input)
     rows = found._shape[0]
     if rows >= size:
         return found.narrow(0, 0, size).contiguous()
-    pad = creation.full((size - rows, found._shape[1]), fill_value, dtype=_dtype.int64, device=input._device)
+    pad = creation.full(
+        (size - rows, found._shape[1]), fill_value, dtype=_dtype.int64, device=input._device
+    )
     return shape_ops.cat([found, pad], 0)
 
 
@@ -113,7 +117,9 @@ def std_mean(
     unbiased: bool | None = None,
 ) -> tuple[Tensor, Tensor]:
     """(std, mean) over `dim`, with std's `correction`."""
-    deviation = statistics.std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    deviation = statistics.std(
+        input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased
+    )
     return deviation, reduction.mean(input, dim, keepdim)
 
 
@@ -127,8 +133,16 @@ def isin(
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments: expected a Tensor")
     device = (elements if isinstance(elements, Tensor) else test_elements)._device
-    values = elements.detach() if isinstance(elements, Tensor) else creation.tensor(elements, device=device)
-    tests = test_elements.detach() if isinstance(test_elements, Tensor) else creation.tensor(test_elements, device=device)
+    values = (
+        elements.detach()
+        if isinstance(elements, Tensor)
+        else creation.tensor(elements, device=device)
+    )
+    tests = (
+        test_elements.detach()
+        if isinstance(test_elements, Tensor)
+        else creation.tensor(test_elements, device=device)
+    )
     flat_tests = sorting.sort(shape_ops.reshape(tests, -1)).values
     m = flat_tests._shape[0]
     if m == 0:
@@ -140,7 +154,9 @@ def isin(
         if keys._dtype.is_floating_point:
             keys = unary.where(ew.ne(keys, keys), float("inf"), keys)
         position = searching.searchsorted(keys, values)
-        candidate = indexing.gather(flat_tests, 0, shape_ops.reshape(unary.clamp(position, max=m - 1), -1))
+        candidate = indexing.gather(
+            flat_tests, 0, shape_ops.reshape(unary.clamp(position, max=m - 1), -1)
+        )
         found = ew.eq(shape_ops.reshape(candidate, *values._shape), values)
     return unary.logical_not(found) if invert else found
 

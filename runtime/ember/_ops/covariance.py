@@ -3,10 +3,10 @@ rows, observations in columns, composites over the reductions and matmul, as num
 
 from __future__ import annotations
 
-from ember._ops import conversion as conv
 from ember import _dtype
-from ember._ops import linalg, reduction, triangle, unary
+from ember._ops import conversion as conv
 from ember._ops import elementwise as ew
+from ember._ops import linalg, reduction, triangle, unary
 from ember._ops import shape as shape_ops
 from ember._tensor import Tensor
 
@@ -23,7 +23,10 @@ def cov(
     """The covariance matrix of the rows of `input` (a 0-d variance for a 1-d input), with
     integer frequency weights `fweights` and observation weights `aweights`."""
     if input.ndim > 2:
-        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {input.ndim} dimensions")
+        raise RuntimeError(
+            "cov(): expected input to have two or fewer dimensions but got an input with "
+            f"{input.ndim} dimensions"
+        )
     rows = input if input.ndim == 2 else shape_ops.reshape(input, 1, -1)
     if not rows._dtype.is_floating_point:
         rows = conv.cast(rows, _dtype.get_default_dtype())
@@ -39,15 +42,14 @@ def cov(
         if aweights is None:
             scale = ew.sub(sum_weights, correction)
         else:
-            second = ew.div(reduction.sum(ew.mul(weights, conv.cast(aweights, rows._dtype))), sum_weights)
+            second = ew.div(
+                reduction.sum(ew.mul(weights, conv.cast(aweights, rows._dtype))), sum_weights
+            )
             scale = ew.sub(sum_weights, ew.mul(second, correction))
     centered = ew.sub(rows, mean)
     weighted = centered if weights is None else ew.mul(centered, weights)
     products = linalg.matmul(centered, weighted.transpose(0, 1))
-    if isinstance(scale, Tensor):
-        scale = unary.clamp(scale, 0.0)
-    else:
-        scale = max(scale, 0.0)
+    scale = unary.clamp(scale, 0.0) if isinstance(scale, Tensor) else max(scale, 0.0)
     result = ew.div(products, scale)
     return shape_ops.reshape(result, ()) if input.ndim < 2 else result
 
@@ -58,7 +60,9 @@ def corrcoef(input: Tensor) -> Tensor:
     if covariance.ndim == 0:
         return ew.div(covariance, covariance)
     spread = unary.sqrt(triangle.diagonal(covariance))
-    scaled = ew.div(ew.div(covariance, shape_ops.reshape(spread, -1, 1)), shape_ops.reshape(spread, 1, -1))
+    scaled = ew.div(
+        ew.div(covariance, shape_ops.reshape(spread, -1, 1)), shape_ops.reshape(spread, 1, -1)
+    )
     return unary.clamp(scaled, -1.0, 1.0)
 
 
@@ -71,14 +75,20 @@ def _weights(
         if w is None:
             continue
         if w.ndim > 1:
-            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with {w.ndim} dimensions")
+            raise RuntimeError(
+                f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+                f"{w.ndim} dimensions"
+            )
         if w.numel() != observations:
             raise RuntimeError(
                 f"cov(): expected {name} to have the same numel as there are observations in "
                 f"the input but got {w.numel()} != {observations}"
             )
         if name == "fweights" and w._dtype.is_floating_point:
-            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with {w._dtype.name.capitalize()} dtype")
+            raise RuntimeError(
+                "cov(): expected fweights to have integral dtype but got fweights with "
+                f"{w._dtype.name.capitalize()} dtype"
+            )
         if w.numel() and float(reduction.amin(w).item()) < 0:
             raise RuntimeError(f"cov(): {name} cannot be negative")
         row = shape_ops.reshape(conv.cast(w, rows._dtype), 1, -1)

@@ -32,7 +32,8 @@ def cdist(
     (..., P, R)."""
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(
-            f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D" if x1.ndim < 2
+            f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D"
+            if x1.ndim < 2
             else f"cdist only supports at least 2D tensors, X2 got: {x2.ndim}D"
         )
     if x1._shape[-1] != x2._shape[-1]:
@@ -41,12 +42,14 @@ def cdist(
             f"{x2._shape[-1]}"
         )
     if not x1._dtype.is_floating_point or not x2._dtype.is_floating_point:
-        raise RuntimeError(
-            f"cdist only supports floating-point dtypes, X1 got: {x1._dtype.name}"
-        )
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1._dtype.name}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+    modes = (
+        "use_mm_for_euclid_dist_if_necessary",
+        "use_mm_for_euclid_dist",
+        "donot_use_mm_for_euclid_dist",
+    )
     if compute_mode not in modes:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     rows1, rows2 = x1._shape[-2], x2._shape[-2]
@@ -131,4 +134,3 @@ def _euclidean_by_matmul(x1: Tensor, x2: Tensor) -> Tensor:
     products = linalg.matmul(x1, x2.transpose(-1, -2))  # (..., P, R)
     total = ew.add(ew.sub(squares1, ew.mul(products, 2.0)), squares2.transpose(-1, -2))
     return _safe_root(unary.clamp(total, 0.0), 2)
-

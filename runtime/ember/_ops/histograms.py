@@ -34,7 +34,9 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     """Occurrences of each value 0..max(input) of a 1-d non-negative integer tensor (the
     sums of `weights` there, when given); at least `minlength` bins."""
     if input._dtype.is_floating_point or input._dtype is _dtype.bool:
-        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{_torch_name(input._dtype)}\'')
+        raise NotImplementedError(
+            f"\"bincount_cpu\" not implemented for '{_torch_name(input._dtype)}'"
+        )
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if input.ndim != 1 or (input.numel() and int(reduction.amin(input).item()) < 0):
@@ -144,7 +146,7 @@ def _binned(position: Tensor, inside: Tensor, weights: Tensor, bins: int, input:
 
 def _check_floating(input: Tensor, kernel: str) -> None:
     if not input._dtype.is_floating_point:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_torch_name(input._dtype)}\'')
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_torch_name(input._dtype)}'")
 
 
 def _torch_name(dt: _dtype.dtype) -> str:

@@ -14,8 +14,8 @@ from typing import Any
 
 from ember import _dtype
 from ember._ops import conversion as conv
-from ember._ops import indexing
 from ember._ops import elementwise as ew
+from ember._ops import indexing
 from ember._ops import indexing_formulas as formulas
 from ember._ops import shape as shape_ops
 from ember._ops._index_parse import normalize
@@ -43,7 +43,9 @@ def index_put_(
 ) -> Tensor:
     """In place: input[indices] = values (or += with `accumulate`, repeated indices adding up)."""
     if not isinstance(values, Tensor):
-        raise TypeError(f"index_put_(): argument 'values' must be Tensor, not {type(values).__name__}")
+        raise TypeError(
+            f"index_put_(): argument 'values' must be Tensor, not {type(values).__name__}"
+        )
     if values._dtype is not input._dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
@@ -202,7 +204,9 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     order, the first elements of `source`."""
     if not isinstance(mask, Tensor) or mask._dtype is not _dtype.bool:
         got = torch_name(mask._dtype) if isinstance(mask, Tensor) else type(mask).__name__
-        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {got}")
+        raise RuntimeError(
+            f"masked_scatter_ only supports boolean masks, but got mask with dtype {got}"
+        )
     if source._dtype is not input._dtype:
         raise RuntimeError(
             "masked_scatter_: expected self and source to have same dtypes but got "
@@ -229,4 +233,3 @@ def masked_scatter_(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         )
     conv.copy_(input, result)
     return input
-

@@ -124,8 +124,14 @@ def _run_ends(ordered: Tensor, d: int, n: int) -> Tensor:
     tail = shape_ops.narrow(ordered, d, 1, n - 1)
     changes = ew.ne(head, tail)
     if ordered._dtype.is_floating_point:  # NaN equals NaN for counting, as in PyTorch
-        changes = ew.logical_and(changes, unary.logical_not(ew.logical_and(ew.ne(head, head), ew.ne(tail, tail))))
-    last = creation.ones((*ordered._shape[:d], 1, *ordered._shape[d + 1 :]), dtype=_dtype.bool, device=ordered._device)
+        changes = ew.logical_and(
+            changes, unary.logical_not(ew.logical_and(ew.ne(head, head), ew.ne(tail, tail)))
+        )
+    last = creation.ones(
+        (*ordered._shape[:d], 1, *ordered._shape[d + 1 :]),
+        dtype=_dtype.bool,
+        device=ordered._device,
+    )
     ends = shape_ops.cat([changes, last], d)
     return unary.where(ends, positions, -1)
 
@@ -139,7 +145,9 @@ def _positions(t: Tensor, d: int, n: int) -> Tensor:
 
 def _shift_right(t: Tensor, d: int, fill: int) -> Tensor:
     n = t._shape[d]
-    pad = creation.full((*t._shape[:d], 1, *t._shape[d + 1 :]), fill, dtype=t._dtype, device=t._device)
+    pad = creation.full(
+        (*t._shape[:d], 1, *t._shape[d + 1 :]), fill, dtype=t._dtype, device=t._device
+    )
     return shape_ops.cat([pad, shape_ops.narrow(t, d, 0, n - 1)], d)
 
 
@@ -174,7 +182,13 @@ def nanquantile(
 
 
 def _quantile(
-    input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str, name: str, skip_nan: bool
+    input: Tensor,
+    q: Any,
+    dim: int | None,
+    keepdim: bool,
+    interpolation: str,
+    name: str,
+    skip_nan: bool,
 ) -> Tensor:
     scalar_q, qs = _check_quantile(input, q, interpolation, name)
     if dim is None:
@@ -235,9 +249,7 @@ def _check_quantile(input: Tensor, q: Any, interpolation: str, name: str) -> tup
         if q.ndim > 1:
             raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
         if q._dtype is not input._dtype:
-            raise RuntimeError(
-                f"{name}() q tensor must be same dtype as the input tensor"
-            )
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
         values = [float(v) for v in q.reshape(-1).tolist()]
         scalar, qs = q.ndim == 0, q.reshape(-1)
     else:

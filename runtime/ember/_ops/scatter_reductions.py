@@ -77,7 +77,13 @@ def scatter_reduce_(
 
 
 def index_reduce(
-    input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
 ) -> Tensor:
     """A copy of `input` whose slices at `index` along `dim` are the `reduce` ("prod",
     "mean", "amax", "amin") of the `source` slices sent there (and their own values)."""
@@ -97,9 +103,15 @@ def index_reduce(
             f"index_reduce_(): self ({torch_name(input._dtype)}) and source "
             f"({torch_name(source._dtype)}) must have the same scalar type"
         )
-    if source.ndim != input.ndim or any(
-        s != t for j, (s, t) in enumerate(zip(source._shape, input._shape, strict=True)) if j != d
-    ) or source._shape[d] != index.numel():
+    if (
+        source.ndim != input.ndim
+        or any(
+            s != t
+            for j, (s, t) in enumerate(zip(source._shape, input._shape, strict=True))
+            if j != d
+        )
+        or source._shape[d] != index.numel()
+    ):
         raise RuntimeError(
             "source tensor shape must match self tensor shape, excluding the specified "
             f"dimension. Got self.shape = {list(input._shape)} source.shape = "
@@ -112,7 +124,13 @@ def index_reduce(
 
 
 def index_reduce_(
-    input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
 ) -> Tensor:
     """In-place index_reduce."""
     conv.copy_(input, index_reduce(input, dim, index, source, reduce, include_self=include_self))
@@ -124,8 +142,7 @@ def _checked_index(input: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
     index = as_index("scatter_reduce", index, input._device)
     if index.ndim != input.ndim or index.ndim != src.ndim:
         raise RuntimeError(
-            "scatter_reduce(): Index tensor must have the same number of dimensions as self "
-            "tensor"
+            "scatter_reduce(): Index tensor must have the same number of dimensions as self tensor"
         )
     for j, n in enumerate(index._shape):
         if n > src._shape[j] or (j != d and n > input._shape[j]):
@@ -217,7 +234,9 @@ def _extreme_backward(node: Any, g: Tensor) -> tuple[Any, Any]:
     src_hit = conv.cast(ew.eq(region, reached), g._dtype)
     own = ew.eq(input, out)
     if not include_self:
-        untouched = indexing.scatter(creation.ones(input._shape, dtype=_dtype.bool, device=g._device), d, index, False)
+        untouched = indexing.scatter(
+            creation.ones(input._shape, dtype=_dtype.bool, device=g._device), d, index, False
+        )
         own = ew.logical_and(own, untouched)
     own_hit = conv.cast(own, g._dtype)
     count = indexing.scatter_add(own_hit, d, index, src_hit)
@@ -229,4 +248,3 @@ def _extreme_backward(node: Any, g: Tensor) -> tuple[Any, Any]:
         grad_src = creation.zeros(src._shape, dtype=g._dtype, device=g._device)
         indexing.write_index(grad_src, tuple(slice(0, s) for s in index._shape), grad_region, False)
     return grad_input, grad_src
-

@@ -51,9 +51,7 @@ def searchsorted(
             )
         boundaries = indexing.gather(boundaries, -1, sorter)
     scalar = not isinstance(input, Tensor)
-    values = (
-        creation.tensor(input, device=boundaries._device) if scalar else input.detach()
-    )
+    values = creation.tensor(input, device=boundaries._device) if scalar else input.detach()
     if boundaries.ndim > 1 and tuple(boundaries._shape[:-1]) != tuple(values._shape[:-1]):
         raise RuntimeError(
             f"{name}: boundaries tensor should be 1 dimension or the first N-1 dimensions of "
@@ -62,7 +60,9 @@ def searchsorted(
         )
     out_dtype = _dtype.int32 if out_int32 else _dtype.int64
     if boundaries.ndim == 0:
-        raise RuntimeError(f"{name}: boundaries tensor should have positive dimension, but got 0 dimension")
+        raise RuntimeError(
+            f"{name}: boundaries tensor should have positive dimension, but got 0 dimension"
+        )
     positions = _search(boundaries, values, right)
     return conv.cast(positions, out_dtype)
 

@@ -112,4 +112,3 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     positions = creation.tensor(rows, dtype=_dtype.int64, device=input._device)
     picked = indexing.index_select(input, 0, shape_ops.reshape(positions, -1))
     return shape_ops.reshape(picked, len(rows), r)
-

@@ -47,11 +47,18 @@ def unique_consecutive(
     dim: int | None = None,
 ) -> Any:
     """unique of each run of equal consecutive elements (or slices along `dim`)."""
-    return _unique(input, return_inverse, return_counts, dim, "unique_consecutive", sort_first=False)
+    return _unique(
+        input, return_inverse, return_counts, dim, "unique_consecutive", sort_first=False
+    )
 
 
 def _unique(
-    input: Tensor, return_inverse: bool, return_counts: bool, dim: int | None, name: str, sort_first: bool
+    input: Tensor,
+    return_inverse: bool,
+    return_counts: bool,
+    dim: int | None,
+    name: str,
+    sort_first: bool,
 ) -> Any:
     source = input.detach()
     if dim is None:
@@ -87,7 +94,9 @@ def _unique(
     if return_counts:
         counts = creation.zeros((groups,), dtype=_int64, device=input._device)
         if n:
-            counts = indexing.scatter_add(counts, 0, group, creation.ones((n,), dtype=_int64, device=input._device))
+            counts = indexing.scatter_add(
+                counts, 0, group, creation.ones((n,), dtype=_int64, device=input._device)
+            )
         outputs.append(counts)
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
@@ -120,4 +129,3 @@ def _starts(ordered: Tensor) -> Tensor:
 def _group_numbers(ordered: Tensor) -> Tensor:
     """int64 (n,): the group of each sorted row, counting from 0."""
     return ew.sub(reduction.cumsum(conv.cast(_starts(ordered), _int64), 0), 1)
-

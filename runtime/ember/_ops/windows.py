@@ -33,7 +33,9 @@ def hann_window(
     requires_grad: bool = False,
 ) -> Tensor:
     """0.5 - 0.5 cos(2πn / (N - 1))."""
-    return _cosine_window("hann_window", window_length, periodic, (0.5, 0.5), dtype, device, requires_grad)
+    return _cosine_window(
+        "hann_window", window_length, periodic, (0.5, 0.5), dtype, device, requires_grad
+    )
 
 
 def hamming_window(
@@ -47,7 +49,9 @@ def hamming_window(
     requires_grad: bool = False,
 ) -> Tensor:
     """alpha - beta cos(2πn / (N - 1))."""
-    return _cosine_window("hamming_window", window_length, periodic, (alpha, beta), dtype, device, requires_grad)
+    return _cosine_window(
+        "hamming_window", window_length, periodic, (alpha, beta), dtype, device, requires_grad
+    )
 
 
 def blackman_window(
@@ -59,7 +63,9 @@ def blackman_window(
     requires_grad: bool = False,
 ) -> Tensor:
     """0.42 - 0.5 cos(2πn / (N - 1)) + 0.08 cos(4πn / (N - 1))."""
-    return _cosine_window("blackman_window", window_length, periodic, (0.42, 0.5, 0.08), dtype, device, requires_grad)
+    return _cosine_window(
+        "blackman_window", window_length, periodic, (0.42, 0.5, 0.08), dtype, device, requires_grad
+    )
 
 
 def bartlett_window(
@@ -126,7 +132,9 @@ def _check(name: str, length: int, dtype: _dtype.dtype | None) -> _dtype.dtype:
     if not dt.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")
     if length < 0:
-        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={length}")
+        raise RuntimeError(
+            f"{name} requires non-negative window_length, got window_length={length}"
+        )
     return dt
 
 
