@@ -10,6 +10,7 @@ lexicographically by stable sorts on each of their elements from the last to the
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ember import _dtype
@@ -74,7 +75,7 @@ def _unique(
                 "applied"
             )
         moved = shape_ops.movedim(source, d, 0) if input.ndim else shape_ops.reshape(source, 1)
-        rows = shape_ops.reshape(moved, moved._shape[0], -1)
+        rows = shape_ops.reshape(moved, moved._shape[0], math.prod(moved._shape[1:]))
         values_shape = (-1, *moved._shape[1:])
         inverse_shape = (rows._shape[0],)
     n = rows._shape[0]
