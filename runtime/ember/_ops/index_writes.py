@@ -19,6 +19,7 @@ from ember._ops import indexing
 from ember._ops import indexing_formulas as formulas
 from ember._ops import shape as shape_ops
 from ember._ops._index_parse import normalize
+from ember._ops._index_tensors import checked
 from ember._ops._meta import broadcast_shapes, wrap_dim
 from ember._tensor import Tensor
 from ember.autograd._graph import needs_grad, record
@@ -116,10 +117,23 @@ def _check_source(input: Tensor, d: int, index: Tensor, source: Tensor, name: st
         )
 
 
+def _check_range(input: Tensor, d: int, index: Tensor, error: type, prefix: str) -> None:
+    """index_add_ and index_copy_ take no negative indices (index_fill_ does), as PyTorch."""
+    size = input._shape[d] if input.ndim else 1
+
+    def failure(value: int) -> Exception:
+        message = f"{prefix}index {value} is out of bounds for dimension {d} with size {size}"
+        return error(message)  # type: ignore[no-any-return]
+
+    if index.numel():
+        checked(conv.cast(index, _dtype.int64), size, negative=False, error=failure)
+
+
 def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """In place: input[..., index[i], ...] += alpha * source[..., i, ...] along `dim`."""
     d, items = _along(input, dim, index, "index_add_")
     _check_source(input, d, index, source, "index_add_")
+    _check_range(input, d, items[-1], RuntimeError, "")
     scaled = source if alpha == 1 else ew.mul(source, alpha)
     return index_put_(input, items, _shaped(scaled, input, d, index), accumulate=True)
 
@@ -133,6 +147,7 @@ def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tenso
     """In place: input[..., index[i], ...] = source[..., i, ...] along `dim`."""
     d, items = _along(input, dim, index, "index_copy_")
     _check_source(input, d, index, source, "index_copy_")
+    _check_range(input, d, items[-1], IndexError, "index_copy_(): ")
     return index_put_(input, items, _shaped(source, input, d, index))
 
 
