@@ -89,12 +89,12 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise RuntimeError(f"renorm: expected a floating point tensor, got {input._dtype.name}")
     d = wrap_dim(dim, input.ndim, "renorm")
     others = tuple(j for j in range(input.ndim) if j != d)
-    magnitude = unary.abs(input.detach())
+    magnitude = unary.abs(input)
     if p == math.inf:
         norms = reduction.amax(magnitude, others, keepdim=True)
     else:
         norms = ew.pow(reduction.sum(ew.pow(magnitude, p), others, keepdim=True), 1.0 / p)
-    # PyTorch's factor, its 1e-7 included; the norm is a constant of the backward, as there.
+    # PyTorch's factor, its 1e-7 included; the gradient flows through the norm too, as there.
     factor = unary.where(ew.gt(norms, maxnorm), ew.div(maxnorm, ew.add(norms, 1e-7)), 1.0)
     return ew.mul(input, factor)
 
