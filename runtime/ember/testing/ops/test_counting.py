@@ -55,18 +55,46 @@ def test_bincount_matches_torch(device: str, dtype: str) -> None:
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda d: ember.bincount(ember.tensor([-1, 2], device=d)), RuntimeError, "1-d non-negative integral"),
-        (lambda d: ember.bincount(ember.zeros(2, 2, dtype=ember.int64, device=d)), RuntimeError, "1-d non-negative"),
-        (lambda d: ember.bincount(ember.tensor([1.0], device=d)), NotImplementedError, "not implemented for 'Float'"),
-        (lambda d: ember.bincount(ember.tensor([1, 2], device=d), minlength=-1), RuntimeError, "minlength should be >= 0"),
+        (
+            lambda d: ember.bincount(ember.tensor([-1, 2], device=d)),
+            RuntimeError,
+            "1-d non-negative integral",
+        ),
+        (
+            lambda d: ember.bincount(ember.zeros(2, 2, dtype=ember.int64, device=d)),
+            RuntimeError,
+            "1-d non-negative",
+        ),
+        (
+            lambda d: ember.bincount(ember.tensor([1.0], device=d)),
+            NotImplementedError,
+            "not implemented for 'Float'",
+        ),
+        (
+            lambda d: ember.bincount(ember.tensor([1, 2], device=d), minlength=-1),
+            RuntimeError,
+            "minlength should be >= 0",
+        ),
         (
             lambda d: ember.bincount(ember.tensor([1, 2], device=d), ember.ones(3, device=d)),
             RuntimeError,
             "weights should be 1-d and have the same length as input",
         ),
-        (lambda d: ember.histc(ember.tensor([1, 2], device=d)), NotImplementedError, "not implemented for 'Long'"),
-        (lambda d: ember.histc(ember.tensor([1.0], device=d), bins=0), RuntimeError, "bins must be > 0"),
-        (lambda d: ember.histc(ember.tensor([1.0], device=d), 3, 3, 1), RuntimeError, "max must be larger than min"),
+        (
+            lambda d: ember.histc(ember.tensor([1, 2], device=d)),
+            NotImplementedError,
+            "not implemented for 'Long'",
+        ),
+        (
+            lambda d: ember.histc(ember.tensor([1.0], device=d), bins=0),
+            RuntimeError,
+            "bins must be > 0",
+        ),
+        (
+            lambda d: ember.histc(ember.tensor([1.0], device=d), 3, 3, 1),
+            RuntimeError,
+            "max must be larger than min",
+        ),
         (
             lambda d: ember.histogram(ember.tensor([1, 2], device=d), bins=2),
             NotImplementedError,
@@ -106,7 +134,11 @@ def test_histogram_matches_torch(device: str, density: bool) -> None:
         torch.histogram(theirs, 4, weight=theirs_w, **options),
         close=True,
     )
-    _same(ember.histogram(ours, 3, density=density), torch.histogram(theirs, 3, density=density), close=True)
+    _same(
+        ember.histogram(ours, 3, density=density),
+        torch.histogram(theirs, 3, density=density),
+        close=True,
+    )
     ours_edges, theirs_edges = _pair([-1.0, 0.5, 2.0, 5.0], "float32", device)
     result = ours.histogram(ours_edges, density=density)
     _same(result, theirs.histogram(theirs_edges, density=density), close=True)
@@ -151,8 +183,16 @@ def test_aminmax_and_paired_statistics(device: str) -> None:
     assert result.min is result[0] and result.max is result[1]
     floats, theirs_floats = _pair([[1.0, 2.0, 4.0], [0.5, 3.0, 9.0]], "float64", device)
     _same(ember.std_mean(floats), torch.std_mean(theirs_floats), close=True)
-    _same(ember.var_mean(floats, 1, correction=0), torch.var_mean(theirs_floats, 1, correction=0), close=True)
-    _same(ember.std_mean(floats, 0, keepdim=True), torch.std_mean(theirs_floats, 0, keepdim=True), close=True)
+    _same(
+        ember.var_mean(floats, 1, correction=0),
+        torch.var_mean(theirs_floats, 1, correction=0),
+        close=True,
+    )
+    _same(
+        ember.std_mean(floats, 0, keepdim=True),
+        torch.std_mean(theirs_floats, 0, keepdim=True),
+        close=True,
+    )
     with pytest.raises(RuntimeError, match="aminmax"):
         ember.aminmax(ember.zeros(0, device=device))
 
@@ -162,7 +202,9 @@ def test_isin_matches_torch(device: str) -> None:
     ours, theirs = _pair([[1, 2, 3], [4, 2, 9]], "int64", device)
     tests, theirs_tests = _pair([2, 9, 11, 2], "int64", device)
     for invert in (False, True):
-        _same(ember.isin(ours, tests, invert=invert), torch.isin(theirs, theirs_tests, invert=invert))
+        _same(
+            ember.isin(ours, tests, invert=invert), torch.isin(theirs, theirs_tests, invert=invert)
+        )
     _same(ember.isin(ours, 2), torch.isin(theirs, 2))
     _same(ember.isin(2, tests), torch.isin(2, theirs_tests))
     special, theirs_special = _pair([NAN, 1.0, float("inf"), 3.0], "float32", device)

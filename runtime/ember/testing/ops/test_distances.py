@@ -22,7 +22,9 @@ def _torch() -> Any:
 def _close(ours: ember.Tensor, theirs: Any, rtol: float = 1e-10) -> None:
     assert tuple(ours.shape) == tuple(theirs.shape)
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
-    np.testing.assert_allclose(ours.numpy(force=True), theirs.detach().numpy(), rtol=rtol, atol=1e-10)
+    np.testing.assert_allclose(
+        ours.numpy(force=True), theirs.detach().numpy(), rtol=rtol, atol=1e-10
+    )
 
 
 @pytest.mark.parametrize("p", PS)
@@ -43,13 +45,17 @@ def test_cdist_compute_modes_agree(device: str, mode: str) -> None:
     torch = _torch()
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((5, 3)), rng.standard_normal((6, 3))
-    ours = ember.cdist(ember.tensor(a, device=device), ember.tensor(b, device=device), compute_mode=mode)
+    ours = ember.cdist(
+        ember.tensor(a, device=device), ember.tensor(b, device=device), compute_mode=mode
+    )
     _close(ours, torch.cdist(torch.tensor(a), torch.tensor(b), compute_mode=mode), rtol=1e-8)
 
 
 @pytest.mark.parametrize("p", [1.0, 2.0, 3.0])
 @pytest.mark.parametrize("rows", [4, 30])
-def test_cdist_gradients_match_torch_even_at_zero_distance(device: str, p: float, rows: int) -> None:
+def test_cdist_gradients_match_torch_even_at_zero_distance(
+    device: str, p: float, rows: int
+) -> None:
     torch = _torch()
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((3, 2)), rng.standard_normal((rows, 2))
@@ -60,8 +66,12 @@ def test_cdist_gradients_match_torch_even_at_zero_distance(device: str, p: float
     weights = rng.random((3, rows))
     (ember.cdist(ours_a, ours_b, p) * ember.tensor(weights, device=device)).sum().backward()
     (torch.cdist(theirs_a, theirs_b, p) * torch.tensor(weights)).sum().backward()
-    np.testing.assert_allclose(ours_a.grad.numpy(force=True), theirs_a.grad.numpy(), rtol=1e-8, atol=1e-10)
-    np.testing.assert_allclose(ours_b.grad.numpy(force=True), theirs_b.grad.numpy(), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        ours_a.grad.numpy(force=True), theirs_a.grad.numpy(), rtol=1e-8, atol=1e-10
+    )
+    np.testing.assert_allclose(
+        ours_b.grad.numpy(force=True), theirs_b.grad.numpy(), rtol=1e-8, atol=1e-10
+    )
 
 
 def test_distance_gradients_by_finite_differences(device: str) -> None:
@@ -77,9 +87,18 @@ def test_distance_gradients_by_finite_differences(device: str) -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda d: ember.cdist(ember.zeros(3, device=d), ember.zeros(2, 3, device=d)), "at least 2D tensors"),
-        (lambda d: ember.cdist(ember.zeros(2, 3, device=d), ember.zeros(2, 4, device=d)), "same number of columns"),
-        (lambda d: ember.cdist(ember.zeros(2, 3, device=d), ember.zeros(2, 3, device=d), -1.0), "non-negative p"),
+        (
+            lambda d: ember.cdist(ember.zeros(3, device=d), ember.zeros(2, 3, device=d)),
+            "at least 2D tensors",
+        ),
+        (
+            lambda d: ember.cdist(ember.zeros(2, 3, device=d), ember.zeros(2, 4, device=d)),
+            "same number of columns",
+        ),
+        (
+            lambda d: ember.cdist(ember.zeros(2, 3, device=d), ember.zeros(2, 3, device=d), -1.0),
+            "non-negative p",
+        ),
         (lambda d: ember.pdist(ember.zeros(2, 3, 1, device=d)), "pdist only supports 2D tensors"),
     ],
 )
@@ -88,7 +107,9 @@ def test_distance_errors_match_torch(device: str, call: Any, message: str) -> No
         call(device)
 
 
-@pytest.mark.parametrize(("p", "dim", "maxnorm"), [(2.0, 0, 2.0), (1.0, 1, 3.0), (math.inf, -1, 1.0), (3.0, 0, 100.0)])
+@pytest.mark.parametrize(
+    ("p", "dim", "maxnorm"), [(2.0, 0, 2.0), (1.0, 1, 3.0), (math.inf, -1, 1.0), (3.0, 0, 100.0)]
+)
 def test_renorm_matches_torch(device: str, p: float, dim: int, maxnorm: float) -> None:
     torch = _torch()
     data = np.random.default_rng(4).standard_normal((3, 4)) * 3
@@ -97,7 +118,9 @@ def test_renorm_matches_torch(device: str, p: float, dim: int, maxnorm: float) -
     _close(ember.renorm(ours, p, dim, maxnorm), torch.renorm(theirs, p, dim, maxnorm))
     (ours.renorm(p, dim, maxnorm) * 1.5).sum().backward()
     (theirs.renorm(p, dim, maxnorm) * 1.5).sum().backward()
-    np.testing.assert_allclose(ours.grad.numpy(force=True), theirs.grad.numpy(), rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(
+        ours.grad.numpy(force=True), theirs.grad.numpy(), rtol=1e-8, atol=1e-12
+    )
     in_place = ember.tensor(data, device=device)
     assert in_place.renorm_(p, dim, maxnorm) is in_place
     _close(in_place, torch.tensor(data).renorm_(p, dim, maxnorm))
@@ -113,10 +136,17 @@ def test_cov_and_corrcoef_match_torch(device: str) -> None:
     _close(ember.cov(ours), torch.cov(theirs))
     _close(ours.cov(correction=0), theirs.cov(correction=0))
     _close(
-        ember.cov(ours, fweights=ember.tensor(frequencies, device=device), aweights=ember.tensor(weights, device=device)),
+        ember.cov(
+            ours,
+            fweights=ember.tensor(frequencies, device=device),
+            aweights=ember.tensor(weights, device=device),
+        ),
         torch.cov(theirs, fweights=torch.tensor(frequencies), aweights=torch.tensor(weights)),
     )
-    _close(ember.cov(ours, aweights=ember.tensor(weights, device=device)), torch.cov(theirs, aweights=torch.tensor(weights)))
+    _close(
+        ember.cov(ours, aweights=ember.tensor(weights, device=device)),
+        torch.cov(theirs, aweights=torch.tensor(weights)),
+    )
     _close(ember.corrcoef(ours), torch.corrcoef(theirs))
     _close(ours[0].cov(), theirs[0].cov())
     _close(ember.corrcoef(ours[0]), torch.corrcoef(theirs[0]))

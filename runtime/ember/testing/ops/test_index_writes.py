@@ -47,9 +47,14 @@ def test_index_add_copy_fill_match_torch(device: str, dtype: str, dim: int) -> N
     ours_i, theirs_i = _pair(index, "int64", device)
     ours_s, theirs_s = _pair(source, dtype, device)
     _same(ember.index_add(ours, dim, ours_i, ours_s), theirs.index_add(dim, theirs_i, theirs_s))
-    _same(ours.index_add(dim, ours_i, ours_s, alpha=3), theirs.index_add(dim, theirs_i, theirs_s, alpha=3))
+    _same(
+        ours.index_add(dim, ours_i, ours_s, alpha=3),
+        theirs.index_add(dim, theirs_i, theirs_s, alpha=3),
+    )
     unique, theirs_unique = _pair([3, 0, 1, 2], "int64", device)
-    _same(ember.index_copy(ours, dim, unique, ours_s), theirs.index_copy(dim, theirs_unique, theirs_s))
+    _same(
+        ember.index_copy(ours, dim, unique, ours_s), theirs.index_copy(dim, theirs_unique, theirs_s)
+    )
     _same(ember.index_fill(ours, dim, ours_i, -7), theirs.index_fill(dim, theirs_i, -7))
     _same(ours, theirs)  # the out-of-place forms left the input as it was
 
@@ -82,7 +87,9 @@ def test_index_put_matches_torch(device: str, accumulate: bool) -> None:
     ours.index_put_((rows,), row_values, accumulate=accumulate)
     theirs.index_put_((theirs_rows,), theirs_row_values, accumulate=accumulate)
     _same(ours, theirs)
-    with pytest.raises(RuntimeError, match="Index put requires the source and destination dtypes match"):
+    with pytest.raises(
+        RuntimeError, match="Index put requires the source and destination dtypes match"
+    ):
         ours.index_put_((rows,), ember.ones(3, device=device))
 
 
@@ -91,14 +98,21 @@ def test_put_matches_torch(device: str, accumulate: bool) -> None:
     ours, theirs = _pair(_random((3, 4), 5), "float64", device)
     index, theirs_index = _pair([[0, -1], [5, 0 if accumulate else 7]], "int64", device)
     source, theirs_source = _pair([[1.0, 2.0], [3.0, 4.0]], "float64", device)
-    _same(ember.put(ours, index, source, accumulate), theirs.put(theirs_index, theirs_source, accumulate))
+    _same(
+        ember.put(ours, index, source, accumulate),
+        theirs.put(theirs_index, theirs_source, accumulate),
+    )
     ours.put_(index, source, accumulate)
     theirs.put_(theirs_index, theirs_source, accumulate)
     _same(ours, theirs)
     with pytest.raises(IndexError, match="tried to access index 12 on a tensor of 12 elements"):
-        ours.put(ember.tensor([12], device=device), ember.ones(1, dtype=ember.float64, device=device))
+        ours.put(
+            ember.tensor([12], device=device), ember.ones(1, dtype=ember.float64, device=device)
+        )
     with pytest.raises(IndexError, match="same number of elements"):
-        ours.put_(ember.tensor([1, 2], device=device), ember.ones(3, dtype=ember.float64, device=device))
+        ours.put_(
+            ember.tensor([1, 2], device=device), ember.ones(3, dtype=ember.float64, device=device)
+        )
 
 
 def test_masked_scatter_matches_torch(device: str) -> None:
@@ -120,7 +134,9 @@ def test_masked_scatter_matches_torch(device: str) -> None:
 @pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
 @pytest.mark.parametrize("include_self", [True, False])
 @pytest.mark.parametrize("dtype", ["float64", "int64"])
-def test_scatter_reduce_matches_torch(device: str, reduce: str, include_self: bool, dtype: str) -> None:
+def test_scatter_reduce_matches_torch(
+    device: str, reduce: str, include_self: bool, dtype: str
+) -> None:
     base = _random((4, 5), 8, dtype)
     index = np.random.default_rng(9).integers(0, 4, (5, 4))  # smaller than src and self
     source = _random((6, 5), 10, dtype)
@@ -129,8 +145,13 @@ def test_scatter_reduce_matches_torch(device: str, reduce: str, include_self: bo
     ours_s, theirs_s = _pair(source, dtype, device)
     for dim in (0, -1):
         idx, theirs_idx = (ours_i, theirs_i) if dim == 0 else (ours_i[:4], theirs_i[:4])
-        expected = theirs.scatter_reduce(dim, theirs_idx, theirs_s, reduce, include_self=include_self)
-        _same(ember.scatter_reduce(ours, dim, idx, ours_s, reduce, include_self=include_self), expected)
+        expected = theirs.scatter_reduce(
+            dim, theirs_idx, theirs_s, reduce, include_self=include_self
+        )
+        _same(
+            ember.scatter_reduce(ours, dim, idx, ours_s, reduce, include_self=include_self),
+            expected,
+        )
     ours.scatter_reduce_(0, ours_i, ours_s, reduce, include_self=include_self)
     theirs.scatter_reduce_(0, theirs_i, theirs_s, reduce, include_self=include_self)
     _same(ours, theirs)
@@ -152,28 +173,56 @@ def test_index_reduce_matches_torch(device: str, reduce: str, include_self: bool
 def test_reduction_errors_match_torch(device: str) -> None:
     x = ember.zeros(3, 4, device=device)
     index = ember.tensor([[0, 1]], device=device)
-    with pytest.raises(RuntimeError, match="reduce argument must be either sum, prod, mean, amax or amin, got foo"):
+    with pytest.raises(
+        RuntimeError, match="reduce argument must be either sum, prod, mean, amax or amin, got foo"
+    ):
         x.scatter_reduce(0, index, ember.ones(2, 4, device=device), "foo")
-    with pytest.raises(RuntimeError, match="Expected reduce to be one of prod, mean, amax or amin but got sum"):
-        x.index_reduce(0, ember.tensor([0, 1], device=device), ember.ones(2, 4, device=device), "sum")
+    with pytest.raises(
+        RuntimeError, match="Expected reduce to be one of prod, mean, amax or amin but got sum"
+    ):
+        x.index_reduce(
+            0, ember.tensor([0, 1], device=device), ember.ones(2, 4, device=device), "sum"
+        )
     with pytest.raises(IndexError, match="out of bounds"):
-        x.scatter_reduce(0, ember.tensor([[5, 0]], device=device), ember.ones(2, 4, device=device), "amax")
+        x.scatter_reduce(
+            0, ember.tensor([[5, 0]], device=device), ember.ones(2, 4, device=device), "amax"
+        )
 
 
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda x, i: x.index_add(0, i, ember.ones(3, 4, device=x.device)), RuntimeError, "Number of indices \\(2\\)"),
+        (
+            lambda x, i: x.index_add(0, i, ember.ones(3, 4, device=x.device)),
+            RuntimeError,
+            "Number of indices \\(2\\)",
+        ),
         (
             lambda x, i: x.index_add(0, i, ember.ones(2, 4, dtype=ember.float64, device=x.device)),
             RuntimeError,
             "self \\(Float\\) and source \\(Double\\) must have the same scalar type",
         ),
-        (lambda x, i: x.index_add(0, i.reshape(1, 2), ember.ones(2, 4, device=x.device)), IndexError, "vector"),
-        (lambda x, i: x.index_add(0, i.float(), ember.ones(2, 4, device=x.device)), RuntimeError, "int32/int64"),
-        (lambda x, i: x.index_copy(0, i, ember.ones(3, 4, device=x.device)), IndexError, "Number of indices"),
+        (
+            lambda x, i: x.index_add(0, i.reshape(1, 2), ember.ones(2, 4, device=x.device)),
+            IndexError,
+            "vector",
+        ),
+        (
+            lambda x, i: x.index_add(0, i.float(), ember.ones(2, 4, device=x.device)),
+            RuntimeError,
+            "int32/int64",
+        ),
+        (
+            lambda x, i: x.index_copy(0, i, ember.ones(3, 4, device=x.device)),
+            IndexError,
+            "Number of indices",
+        ),
         (lambda x, i: x.index_fill(0, i * 7, 1.0), IndexError, "out of bounds"),
-        (lambda x, i: x.index_add(1, i, ember.ones(2, 2, device=x.device)), RuntimeError, "source tensor shape"),
+        (
+            lambda x, i: x.index_add(1, i, ember.ones(2, 2, device=x.device)),
+            RuntimeError,
+            "source tensor shape",
+        ),
         (
             lambda x, i: x.index_add(1, i - 1, ember.ones(3, 2, device=x.device)),
             RuntimeError,
@@ -249,7 +298,9 @@ def test_scatter_reduce_gradients_match_torch(device: str, reduce: str) -> None:
 
 @pytest.mark.parametrize("reduce", ["amax", "amin", "prod", "mean"])
 @pytest.mark.parametrize("include_self", [True, False])
-def test_scatter_reduce_gradients_by_finite_differences(device: str, reduce: str, include_self: bool) -> None:
+def test_scatter_reduce_gradients_by_finite_differences(
+    device: str, reduce: str, include_self: bool
+) -> None:
     rng = np.random.default_rng(16)
     x = ember.tensor(rng.standard_normal((3, 4)), device=device, requires_grad=True)
     src = ember.tensor(rng.standard_normal((3, 4)), device=device, requires_grad=True)

@@ -54,7 +54,9 @@ def test_median_along_a_dim_with_nan_matches_torch(device: str, name: str, keepd
     ("shape", "dtype", "dim"),
     [((5, 6), "float64", 0), ((3, 4, 5), "float32", -2), ((4, 7), "int64", 1), ((6,), "int32", 0)],
 )
-def test_median_with_ties_matches_torch(device: str, shape: tuple[int, ...], dtype: str, dim: int) -> None:
+def test_median_with_ties_matches_torch(
+    device: str, shape: tuple[int, ...], dtype: str, dim: int
+) -> None:
     data = np.random.default_rng(1).integers(-3, 4, shape)
     ours, theirs = _pair(data, dtype, device)
     torch = _torch()
@@ -80,7 +82,9 @@ def test_median_of_empty_and_scalar_inputs(device: str) -> None:
     empty_rows = ember.median(ember.zeros(0, 3, device=device), 1)
     expected = torch.median(torch.zeros(0, 3), 1)
     _same(empty_rows.values, expected.values)
-    with pytest.raises(IndexError, match="median\\(\\): Expected reduction dim 0 to have non-zero size"):
+    with pytest.raises(
+        IndexError, match="median\\(\\): Expected reduction dim 0 to have non-zero size"
+    ):
         ember.median(ember.zeros(0, 3, device=device), 0)
 
 
@@ -125,13 +129,16 @@ def test_quantile_propagates_nan_and_nanquantile_skips_it(device: str) -> None:
     ours, theirs = _pair(ROWS_WITH_NAN, "float64", device)
     for dim in (None, 1):
         np.testing.assert_array_equal(
-            ember.quantile(ours, 0.4, dim).numpy(force=True), torch.quantile(theirs, 0.4, dim).numpy()
+            ember.quantile(ours, 0.4, dim).numpy(force=True),
+            torch.quantile(theirs, 0.4, dim).numpy(),
         )
         np.testing.assert_allclose(
             ember.nanquantile(ours, 0.4, dim).numpy(force=True),
             torch.nanquantile(theirs, 0.4, dim).numpy(),
         )
-    np.testing.assert_allclose(ours.nanquantile(0.5, 1).numpy(force=True), theirs.nanquantile(0.5, 1).numpy())
+    np.testing.assert_allclose(
+        ours.nanquantile(0.5, 1).numpy(force=True), theirs.nanquantile(0.5, 1).numpy()
+    )
 
 
 def test_median_and_quantile_gradients(device: str) -> None:
@@ -159,10 +166,18 @@ def test_median_gradient_goes_to_the_chosen_element_as_torch(device: str) -> Non
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda x: ember.quantile(x, 1.5), RuntimeError, "q must be in the range \\[0, 1\\] but got 1.5"),
+        (
+            lambda x: ember.quantile(x, 1.5),
+            RuntimeError,
+            "q must be in the range \\[0, 1\\] but got 1.5",
+        ),
         (lambda x: ember.quantile(x.long(), 0.5), RuntimeError, "must be either float or double"),
         (lambda x: ember.quantile(x, 0.5, interpolation="foo"), RuntimeError, "but got foo"),
-        (lambda x: ember.quantile(x, ember.ones(2, 2, dtype=x.dtype, device=x.device) / 2), RuntimeError, "scalar or 1D"),
+        (
+            lambda x: ember.quantile(x, ember.ones(2, 2, dtype=x.dtype, device=x.device) / 2),
+            RuntimeError,
+            "scalar or 1D",
+        ),
         (lambda x: ember.quantile(x[:0], 0.5), RuntimeError, "input tensor must be non-empty"),
         (lambda x: ember.mode(x[:, :0], 1), IndexError, "non-zero size"),
         (lambda x: ember.median(x, 2), IndexError, "Dimension out of range"),

@@ -48,24 +48,40 @@ def test_window_options_match_torch(device: str) -> None:
     assert ember.hann_window(4, requires_grad=True, device=device).requires_grad
     with pytest.raises(RuntimeError, match="hann_window expects floating point dtypes"):
         ember.hann_window(3, dtype=ember.int64, device=device)
-    with pytest.raises(RuntimeError, match="requires non-negative window_length, got window_length=-1"):
+    with pytest.raises(
+        RuntimeError, match="requires non-negative window_length, got window_length=-1"
+    ):
         ember.blackman_window(-1, device=device)
 
 
 def test_logspace_and_range_match_torch(device: str) -> None:
     torch = _torch()
     _close(ember.logspace(0, 2, 5, device=device), torch.logspace(0, 2, 5))
-    _close(ember.logspace(-1, 3, 4, base=2, dtype=ember.float64, device=device), torch.logspace(-1, 3, 4, base=2, dtype=torch.float64))
-    _close(ember.logspace(0, 3, 4, base=2, dtype=ember.int64, device=device), torch.logspace(0, 3, 4, base=2, dtype=torch.int64))
+    _close(
+        ember.logspace(-1, 3, 4, base=2, dtype=ember.float64, device=device),
+        torch.logspace(-1, 3, 4, base=2, dtype=torch.float64),
+    )
+    _close(
+        ember.logspace(0, 3, 4, base=2, dtype=ember.int64, device=device),
+        torch.logspace(0, 3, 4, base=2, dtype=torch.int64),
+    )
     assert ember.logspace(0, 1, 0, device=device).shape == (0,)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for args in [(0, 3), (0, 1, 0.3), (1, 4), (5, 1, -2)]:
             _close(ember.range(*args, device=device), torch.range(*args))
-        _close(ember.range(0, 3, dtype=ember.int64, device=device), torch.range(0, 3, dtype=torch.int64))
+        _close(
+            ember.range(0, 3, dtype=ember.int64, device=device),
+            torch.range(0, 3, dtype=torch.int64),
+        )
     with pytest.warns(UserWarning, match="torch.range is deprecated"):
         ember.range(0, 1, device=device)
-    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"), warnings.catch_warnings():
+    with (
+        pytest.raises(
+            RuntimeError, match="upper bound and lower bound inconsistent with step sign"
+        ),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore", UserWarning)
         ember.range(0, 3, -1, device=device)
 
@@ -73,7 +89,12 @@ def test_logspace_and_range_match_torch(device: str) -> None:
 @pytest.mark.parametrize("increasing", [False, True])
 def test_vander_matches_torch(device: str, increasing: bool) -> None:
     torch = _torch()
-    for data, dtype, n in [([1, 2, 3], "int64", None), ([1.5, -2.0], "float64", 4), ([True, False], "bool", 3), ([2.0], "float32", 0)]:
+    for data, dtype, n in [
+        ([1, 2, 3], "int64", None),
+        ([1.5, -2.0], "float64", 4),
+        ([True, False], "bool", 3),
+        ([2.0], "float32", 0),
+    ]:
         array = np.asarray(data, dtype=dtype)
         ours = ember.vander(ember.tensor(array, device=device), N=n, increasing=increasing)
         _close(ours, torch.vander(torch.from_numpy(array.copy()), N=n, increasing=increasing))
@@ -109,7 +130,10 @@ def test_trapezoid_and_cumulative_trapezoid_match_torch(device: str) -> None:
     ours_y, theirs_y = ember.tensor(y, device=device), torch.tensor(y)
     ours_x, theirs_x = ember.tensor(x, device=device), torch.tensor(x)
     ours_g, theirs_g = ember.tensor(grid, device=device), torch.tensor(grid)
-    for ours_fn, theirs_fn in [(ember.trapezoid, torch.trapezoid), (ember.cumulative_trapezoid, torch.cumulative_trapezoid)]:
+    for ours_fn, theirs_fn in [
+        (ember.trapezoid, torch.trapezoid),
+        (ember.cumulative_trapezoid, torch.cumulative_trapezoid),
+    ]:
         _close(ours_fn(ours_y), theirs_fn(theirs_y), rtol=1e-12)
         _close(ours_fn(ours_y, dx=0.3, dim=0), theirs_fn(theirs_y, dx=0.3, dim=0), rtol=1e-12)
         _close(ours_fn(ours_y, ours_x), theirs_fn(theirs_y, theirs_x), rtol=1e-12)
@@ -135,7 +159,10 @@ def test_gradient_matches_torch(device: str, edge_order: int) -> None:
         ({"spacing": 2.0}, {"spacing": 2.0}),
         ({"spacing": [0.5, 3.0]}, {"spacing": [0.5, 3.0]}),
         ({"dim": 1}, {"dim": 1}),
-        ({"dim": -1, "spacing": (ember.tensor(coordinates, device=device),)}, {"dim": -1, "spacing": (torch.tensor(coordinates),)}),
+        (
+            {"dim": -1, "spacing": (ember.tensor(coordinates, device=device),)},
+            {"dim": -1, "spacing": (torch.tensor(coordinates),)},
+        ),
     ]
     for ours_options, theirs_options in cases:
         ours = ember.gradient(ours_f, edge_order=edge_order, **ours_options)
@@ -144,6 +171,10 @@ def test_gradient_matches_torch(device: str, edge_order: int) -> None:
         for a, b in zip(ours, theirs, strict=True):
             _close(a, b, rtol=1e-9, atol=1e-12)
     t = ember.tensor(f, device=device, requires_grad=True)
-    assert ember.autograd.gradcheck(lambda v: ember.gradient(v, dim=1, edge_order=edge_order)[0], (t,))
+    assert ember.autograd.gradcheck(
+        lambda v: ember.gradient(v, dim=1, edge_order=edge_order)[0], (t,)
+    )
     with pytest.raises(RuntimeError, match="at least edge_order\\+1"):
-        ember.gradient(ember.zeros(edge_order, dtype=ember.float64, device=device), edge_order=edge_order)
+        ember.gradient(
+            ember.zeros(edge_order, dtype=ember.float64, device=device), edge_order=edge_order
+        )

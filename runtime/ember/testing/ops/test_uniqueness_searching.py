@@ -64,11 +64,15 @@ def test_unique_methods_and_sorted_flag(device: str) -> None:
     ours, theirs = _pair([3, 1, 2, 1, 3, 3], "int64", device)
     _same(ours.unique(sorted=False), theirs.unique(sorted=True))
     _same(ours.unique(return_counts=True), theirs.unique(return_counts=True))
-    _same(ours.unique_consecutive(return_inverse=True), theirs.unique_consecutive(return_inverse=True))
+    _same(
+        ours.unique_consecutive(return_inverse=True), theirs.unique_consecutive(return_inverse=True)
+    )
 
 
 def test_unique_refuses_empty_unselected_dims(device: str) -> None:
-    with pytest.raises(RuntimeError, match="There are 0 sized dimensions, and they aren't selected"):
+    with pytest.raises(
+        RuntimeError, match="There are 0 sized dimensions, and they aren't selected"
+    ):
         ember.unique(ember.zeros(2, 0, 3, device=device), dim=0)
 
 
@@ -123,7 +127,10 @@ def test_bucketize_matches_torch(device: str, right: bool) -> None:
     torch = _torch()
     ours_b, theirs_b = _pair([1, 3, 5, 7, 9], "int64", device)
     ours_v, theirs_v = _pair([[3, 6, 9], [3, 6, 10]], "int64", device)
-    _same(ember.bucketize(ours_v, ours_b, right=right), torch.bucketize(theirs_v, theirs_b, right=right))
+    _same(
+        ember.bucketize(ours_v, ours_b, right=right),
+        torch.bucketize(theirs_v, theirs_b, right=right),
+    )
     _same(
         ember.bucketize(ours_v, ours_b, out_int32=True, right=right),
         torch.bucketize(theirs_v, theirs_b, out_int32=True, right=right),
@@ -134,16 +141,26 @@ def test_bucketize_matches_torch(device: str, right: bool) -> None:
     ("call", "message"),
     [
         (
-            lambda s: ember.searchsorted(ember.zeros(2, 3, device=s.device), ember.zeros(3, 1, device=s.device)),
+            lambda s: ember.searchsorted(
+                ember.zeros(2, 3, device=s.device), ember.zeros(3, 1, device=s.device)
+            ),
             "boundaries tensor should be 1 dimension or the first N-1 dimensions",
         ),
         (lambda s: ember.searchsorted(s, s, side="left", right=True), "can't be set to opposites"),
-        (lambda s: ember.searchsorted(s, s, side="foo"), "side can only be 'left' or 'right' but got foo"),
         (
-            lambda s: ember.searchsorted(s, s, sorter=ember.zeros(3, dtype=ember.int64, device=s.device)),
+            lambda s: ember.searchsorted(s, s, side="foo"),
+            "side can only be 'left' or 'right' but got foo",
+        ),
+        (
+            lambda s: ember.searchsorted(
+                s, s, sorter=ember.zeros(3, dtype=ember.int64, device=s.device)
+            ),
             "boundary and sorter must have the same size",
         ),
-        (lambda s: ember.bucketize(s, ember.zeros(2, 2, device=s.device)), "boundaries tensor must be 1 dimension"),
+        (
+            lambda s: ember.bucketize(s, ember.zeros(2, 2, device=s.device)),
+            "boundaries tensor must be 1 dimension",
+        ),
     ],
 )
 def test_search_errors_match_torch(device: str, call: Any, message: str) -> None:
