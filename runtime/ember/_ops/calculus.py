@@ -62,9 +62,8 @@ def _areas(y: Tensor, x: Tensor | None, dx: float | None, d: int, name: str) -> 
                 f"{name}: There must be one `x` value for each sample point, but got "
                 f"{x._shape[0]} and {n} along dimension {d}"
             )
-        shape = [1] * source.ndim
-        shape[d] = n - 1
-        spacing = shape_ops.reshape(ew.sub(x.narrow(0, 1, n - 1), x.narrow(0, 0, n - 1)), *shape)
+        gaps = ew.sub(x.narrow(0, 1, n - 1), x.narrow(0, 0, n - 1))
+        spacing = _along(gaps, source.ndim, d)
     else:
         xd = d - source.ndim + x.ndim if x.ndim < source.ndim else d
         m = x._shape[xd]

@@ -33,9 +33,8 @@ def cov(
     observations = rows._shape[1]
     weights = _weights(fweights, aweights, observations, rows)
     if weights is None:
-        total = float(observations)
         mean = reduction.mean(rows, 1, keepdim=True)
-        scale = total - correction
+        scale: float | Tensor = float(observations) - correction
     else:
         sum_weights = reduction.sum(weights)
         mean = ew.div(reduction.sum(ew.mul(rows, weights), 1, keepdim=True), sum_weights)

@@ -117,13 +117,13 @@ def _check_source(input: Tensor, d: int, index: Tensor, source: Tensor, name: st
         )
 
 
-def _check_range(input: Tensor, d: int, index: Tensor, error: type, prefix: str) -> None:
+def _check_range(input: Tensor, d: int, index: Tensor, error: type[Exception], prefix: str) -> None:
     """index_add_ and index_copy_ take no negative indices (index_fill_ does), as PyTorch."""
     size = input._shape[d] if input.ndim else 1
 
     def failure(value: int) -> Exception:
         message = f"{prefix}index {value} is out of bounds for dimension {d} with size {size}"
-        return error(message)  # type: ignore[no-any-return]
+        return error(message)
 
     if index.numel():
         checked(conv.cast(index, _dtype.int64), size, negative=False, error=failure)
