@@ -1,4 +1,4 @@
-"""Counting into bins: bincount, histc and histogram, composites over scatter_add.
+"""Counting into bins: bincount, histc, histogram and histogramdd, composites over scatter_add.
 
 Each element's bin is computed elementwise (histc: by arithmetic on the range, as PyTorch;
 histogram: by searchsorted on the edges); elements outside the range go to one extra,
@@ -9,6 +9,9 @@ read on the host, as PyTorch does.
 
 from __future__ import annotations
 
+import builtins
+import math
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ember import _dtype
@@ -18,7 +21,7 @@ from ember._ops import elementwise as ew
 from ember._ops import shape as shape_ops
 from ember._tensor import Tensor
 
-__all__ = ["bincount", "histc", "histogram"]
+__all__ = ["bincount", "histc", "histogram", "histogramdd"]
 
 _int64 = _dtype.int64
 
@@ -28,6 +31,13 @@ class HistogramResult(NamedTuple):
 
     hist: Tensor
     bin_edges: Tensor
+
+
+class HistogramddResult(NamedTuple):
+    """What histogramdd returns (torch.return_types.histogramdd): one edges tensor a dim."""
+
+    hist: Tensor
+    bin_edges: tuple[Tensor, ...]
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
@@ -88,51 +98,122 @@ def histogram(
     """Counts (or summed `weight`) of `input` in bins: `bins` equal bins over `range` (the
     data's range by default), or between the ascending edges of a 1-d tensor `bins`."""
     _check_floating(input, "histogramdd")
-    flat = shape_ops.reshape(input.detach(), -1)
-    if isinstance(bins, Tensor):
-        edges = bins.detach()
+    points = shape_ops.reshape(input, -1, 1)
+    flat_range = None if range is None else [range[0], range[1]]
+    result = _histogramdd(points, [bins], flat_range, weight, density, "torch.histogram()")
+    return HistogramResult(result.hist, result.bin_edges[0])
+
+
+def histogramdd(
+    input: Tensor,
+    bins: Any = 10,
+    *,
+    range: Sequence[float] | None = None,
+    weight: Tensor | None = None,
+    density: bool = False,
+) -> HistogramddResult:
+    """The D-dimensional histogram of the points in the last dim of `input` (..., D): per
+    dim `bins` equal bins (an int for all dims, or one each) over `range` (min0, max0,
+    min1, max1, ...; the data's by default), or the ascending edges of a 1-d tensor."""
+    _check_floating(input, "histogramdd")
+    dims = input._shape[-1] if input.ndim else 1
+    points = shape_ops.reshape(input, -1, dims)
+    if isinstance(bins, int):
+        per_dim: list[Any] = [bins] * dims
+    elif isinstance(bins, Tensor):
+        per_dim = [bins]
     else:
-        edges = _equal_edges(flat, int(bins), range, input)
-    count = edges._shape[0] - 1
-    if count < 1:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {count} for dimension 0")
-    first = edges.narrow(0, 0, 1)
-    last = edges.narrow(0, count, 1)
-    # Right-closed on the last edge only: its own bin holds max.
-    position = ew.sub(searching.searchsorted(edges, flat, right=True), 1)
-    position = unary.where(ew.eq(flat, last), count - 1, position)
-    inside = ew.logical_and(ew.ge(flat, first), ew.le(flat, last))
+        per_dim = list(bins)
+    if len(per_dim) != dims:
+        raise RuntimeError(
+            "histogramdd: The size of bins must be equal to the innermost dimension of the input."
+        )
+    if range is not None and len(range) != 2 * dims:
+        raise RuntimeError(
+            "histogramdd: for a 2D input tensor with shape [N, M], range should have 2 * M elements"
+        )
+    return _histogramdd(points, per_dim, range, weight, density, "torch.histogramdd()")
+
+
+def _histogramdd(
+    points: Tensor,
+    bins: list[Any],
+    range: Sequence[float] | None,
+    weight: Tensor | None,
+    density: bool,
+    name: str,
+) -> HistogramddResult:
+    """The histogram of the (N, D) `points`: each point's bin per dim by searchsorted on
+    that dim's edges, the bins of all dims combined row-major into one scatter_add."""
+    values = points.detach()
+    n, dims = values._shape
+    all_edges: list[Tensor] = []
+    target: Tensor | None = None
+    inside: Tensor | None = None
+    for k in builtins.range(dims):
+        column = values.select(1, k)
+        limits = None if range is None else (range[2 * k], range[2 * k + 1])
+        edges = (
+            bins[k].detach()
+            if isinstance(bins[k], Tensor)
+            else _equal_edges(column, int(bins[k]), limits, points, name, k)
+        )
+        count = edges._shape[0] - 1
+        if count < 1:
+            raise RuntimeError(f"{name}: bins must be > 0, but got {count} for dimension {k}")
+        first, last = edges.narrow(0, 0, 1), edges.narrow(0, count, 1)
+        # Right-closed on the last edge only: its own bin holds max.
+        position = ew.sub(searching.searchsorted(edges, column, right=True), 1)
+        position = unary.clamp(unary.where(ew.eq(column, last), count - 1, position), 0, count - 1)
+        within = ew.logical_and(ew.ge(column, first), ew.le(column, last))
+        target = position if target is None else ew.add(ew.mul(target, count), position)
+        inside = within if inside is None else ew.logical_and(inside, within)
+        all_edges.append(edges)
+    counts = [e._shape[0] - 1 for e in all_edges]
     weights = (
-        shape_ops.reshape(conv.cast(weight.detach(), input._dtype), -1)
+        shape_ops.reshape(conv.cast(weight.detach(), points._dtype), -1)
         if weight is not None
-        else creation.ones(flat._shape, dtype=input._dtype, device=input._device)
+        else creation.ones((n,), dtype=points._dtype, device=points._device)
     )
-    hist = _binned(unary.clamp(position, 0, count - 1), inside, weights, count, input)
+    assert target is not None and inside is not None
+    hist = _binned(target, inside, weights, math.prod(counts), points)
+    hist = shape_ops.reshape(hist, *counts)
     if density:
-        widths = ew.sub(edges.narrow(0, 1, count), edges.narrow(0, 0, count))
-        hist = ew.div(hist, ew.mul(reduction.sum(hist), widths))
-    return HistogramResult(hist, edges)
+        volume: Tensor | None = None
+        for k, edges in enumerate(all_edges):
+            shape = [1] * dims
+            shape[k] = counts[k]
+            width = shape_ops.reshape(
+                ew.sub(edges.narrow(0, 1, counts[k]), edges.narrow(0, 0, counts[k])), *shape
+            )
+            volume = width if volume is None else ew.mul(volume, width)
+        hist = ew.div(hist, ew.mul(reduction.sum(hist), volume))
+    return HistogramddResult(hist, tuple(all_edges))
 
 
 def _equal_edges(
-    flat: Tensor, bins: int, range: tuple[float, float] | None, input: Tensor
+    column: Tensor,
+    bins: int,
+    limits: tuple[float, float] | None,
+    points: Tensor,
+    name: str,
+    k: int,
 ) -> Tensor:
     if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-    if range is not None:
-        low, high = float(range[0]), float(range[1])
+        raise RuntimeError(f"{name}: bins must be > 0, but got {bins} for dimension {k}")
+    if limits is not None:
+        low, high = float(limits[0]), float(limits[1])
         if low > high:
             raise RuntimeError(
-                f"torch.histogram(): min should not exceed max, but got min {low} max {high} "
-                "for dimension 0"
+                f"{name}: min should not exceed max, but got min {low} max {high} for dimension {k}"
             )
-    elif flat.numel():
-        low, high = float(reduction.amin(flat).item()), float(reduction.amax(flat).item())
+    elif column.numel():
+        low, high = float(reduction.amin(column).item()), float(reduction.amax(column).item())
     else:
         low, high = 0.0, 0.0
     if low == high:
         low, high = low - 0.5, high + 0.5
-    return creation.linspace(low, high, bins + 1, dtype=input._dtype, device=input._device)
+    return creation.linspace(low, high, bins + 1, dtype=points._dtype, device=points._device)
 
 
 def _binned(position: Tensor, inside: Tensor, weights: Tensor, bins: int, input: Tensor) -> Tensor:

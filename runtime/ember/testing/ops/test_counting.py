@@ -230,3 +230,38 @@ def test_masked_select_values_and_gradient(device: str) -> None:
     _same(x.masked_select(ember.tensor(True, device=device)), t.masked_select(torch.tensor(True)))
     with pytest.raises(RuntimeError, match="expected BoolTensor for mask"):
         ember.masked_select(x, ember.ones(4, device=device))
+
+
+@pytest.mark.parametrize("density", [False, True])
+def test_histogramdd_matches_torch(device: str, density: bool) -> None:
+    torch = _torch()
+    rng = np.random.default_rng(3)
+    points = rng.integers(0, 5, (2, 10, 3)).astype("float32") / 2  # points on bin edges too
+    ours, theirs = _pair(points, "float32", device)
+    ours_w, theirs_w = _pair(rng.random((2, 10)), "float32", device)
+    cases: list[tuple[dict[str, Any], dict[str, Any]]] = [
+        ({"bins": 3}, {"bins": 3}),
+        ({"bins": [2, 3, 4], "weight": ours_w}, {"bins": [2, 3, 4], "weight": theirs_w}),
+        (
+            {"bins": [2, 2, 3], "range": [0.0, 1.0, 0.5, 2.0, -1.0, 3.0]},
+            {"bins": [2, 2, 3], "range": [0.0, 1.0, 0.5, 2.0, -1.0, 3.0]},
+        ),
+    ]
+    edges = [[0.0, 1.0, 2.5], [-1.0, 0.5, 1.0, 3.0], [0.0, 2.0]]
+    cases.append(
+        (
+            {"bins": [ember.tensor(e, device=device) for e in edges]},
+            {"bins": [torch.tensor(e) for e in edges]},
+        )
+    )
+    for ours_options, theirs_options in cases:
+        result = ember.histogramdd(ours, density=density, **ours_options)
+        expected = torch.histogramdd(theirs, density=density, **theirs_options)
+        _same(result.hist, expected.hist, close=True)
+        assert len(result.bin_edges) == len(expected.bin_edges) == 3
+        for a, b in zip(result.bin_edges, expected.bin_edges, strict=True):
+            _same(a, b, close=True)
+    with pytest.raises(
+        RuntimeError, match="The size of bins must be equal to the innermost dimension"
+    ):
+        ember.histogramdd(ours, bins=[2, 2])
