@@ -50,7 +50,8 @@ def cov(
     products = linalg.matmul(centered, weighted.transpose(0, 1))
     scale = unary.clamp(scale, 0.0) if isinstance(scale, Tensor) else max(scale, 0.0)
     result = ew.div(products, scale)
-    return shape_ops.reshape(result, ()) if input.ndim < 2 else result
+    # One variable gives a 0-d variance, as in PyTorch (and numpy.cov).
+    return shape_ops.reshape(result, ()) if rows._shape[0] == 1 else result
 
 
 def corrcoef(input: Tensor) -> Tensor:

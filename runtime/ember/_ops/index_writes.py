@@ -19,7 +19,7 @@ from ember._ops import indexing
 from ember._ops import indexing_formulas as formulas
 from ember._ops import shape as shape_ops
 from ember._ops._index_parse import normalize
-from ember._ops._index_tensors import checked
+from ember._ops._index_tensors import checked, out_of_bounds
 from ember._ops._meta import broadcast_shapes, wrap_dim
 from ember._tensor import Tensor
 from ember.autograd._graph import needs_grad, record
@@ -164,6 +164,12 @@ def index_fill_(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
             "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
             f"{value.ndim} dimension(s)."
         )
+    if not input.ndim:  # a 0-d tensor has one element, index 0 (or -1)
+        position = shape_ops.reshape(items[-1], -1)
+        if not position.numel():
+            return input
+        checked(conv.cast(position, _dtype.int64), 1, negative=True, error=out_of_bounds(0, 1))
+        items = (Ellipsis,)
     indexing.setitem(input, items, value)
     return input
 

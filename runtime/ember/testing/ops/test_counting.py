@@ -265,3 +265,34 @@ def test_histogramdd_matches_torch(device: str, density: bool) -> None:
         RuntimeError, match="The size of bins must be equal to the innermost dimension"
     ):
         ember.histogramdd(ours, bins=[2, 2])
+
+
+EMPTY_AND_SCALAR_CASES = [
+    ("masked_select", lambda m: m.masked_select(m.zeros(0, 2), m.zeros(0, 2, dtype=m.bool))),
+    ("histc", lambda m: m.histc(m.zeros(0), bins=3)),
+    ("histogram", lambda m: m.histogram(m.zeros(0), bins=3).hist),
+    ("count_nonzero", lambda m: m.count_nonzero(m.zeros(0, 3), 0)),
+    ("nansum", lambda m: m.nansum(m.zeros(0))),
+    ("nanmean", lambda m: m.nanmean(m.zeros(0))),
+    ("isin", lambda m: m.isin(m.zeros(0), m.ones(3))),
+    ("argwhere", lambda m: m.argwhere(m.zeros(0, 3))),
+    ("aminmax", lambda m: m.aminmax(m.tensor(3)).max),
+    ("bincount", lambda m: m.bincount(m.tensor([1, 2]), m.tensor([0.5, 1.5]))),
+    ("cov", lambda m: m.cov(m.ones(1, 3))),
+    ("corrcoef", lambda m: m.corrcoef(m.tensor([[1.0, 2.0, 4.0]]))),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "build"), EMPTY_AND_SCALAR_CASES, ids=[c[0] for c in EMPTY_AND_SCALAR_CASES]
+)
+def test_empty_and_scalar_inputs_match_torch(device: str, name: str, build: Any) -> None:
+    torch = _torch()
+    previous = ember.get_default_device()
+    ember.set_default_device(device)
+    try:
+        ours = build(ember)
+    finally:
+        ember.set_default_device(previous)
+    assert str(ours.device) == str(ember.device(device))
+    _same(ours, build(torch), close=True)

@@ -318,3 +318,30 @@ def test_extreme_gradient_is_shared_among_ties(device: str) -> None:
         [np.array([2.0, 5.0]), np.array([2.0, 2.0, 1.0])],
         device,
     )
+
+
+def test_empty_indices_and_scalar_inputs_match_torch(device: str) -> None:
+    torch = _torch()
+    no_rows = ember.zeros(0, 2, dtype=ember.int64, device=device)
+    ours = ember.zeros(3, 2, device=device).scatter_reduce(
+        0, no_rows, ember.zeros(0, 2, device=device), "amax"
+    )
+    _same(
+        ours,
+        torch.zeros(3, 2).scatter_reduce(
+            0, torch.zeros(0, 2, dtype=torch.int64), torch.zeros(0, 2), "amax"
+        ),
+    )
+    nothing = ember.zeros(0, dtype=ember.int64, device=device)
+    ours = ember.zeros(3, 2, device=device).index_add(0, nothing, ember.zeros(0, 2, device=device))
+    _same(
+        ours, torch.zeros(3, 2).index_add(0, torch.zeros(0, dtype=torch.int64), torch.zeros(0, 2))
+    )
+    scalar = ember.tensor(1.0, device=device)
+    _same(
+        scalar.index_fill(0, ember.tensor([-1], device=device), 5.0),
+        torch.tensor(1.0).index_fill(0, torch.tensor([-1]), 5.0),
+    )
+    _same(scalar.index_fill(0, nothing, 5.0), torch.tensor(1.0))
+    with pytest.raises(IndexError, match="index 1 is out of bounds for dimension 0 with size 1"):
+        scalar.index_fill(0, ember.tensor([1], device=device), 5.0)
