@@ -32,6 +32,7 @@ from ember._tensor_host import HostMethods
 from ember._tensor_math import MathMethods
 from ember._tensor_reductions import ReductionMethods
 from ember._tensor_sampling import SamplingMethods
+from ember._tensor_selection import SelectionMethods
 from ember._tensor_shape import ShapeMethods
 from ember._tensor_sorting import SortingMethods
 from ember._tensor_structure import StructureMethods
@@ -47,6 +48,7 @@ class Tensor(
     ShapeMethods,
     StructureMethods,
     SortingMethods,
+    SelectionMethods,
     SamplingMethods,
     ConversionMethods,
     SurfaceMethods,

@@ -10,45 +10,64 @@ from ember import _upper
 from ember._ops import (
     arrangement,
     blocks,
+    calculus,
     conversion,
+    counting,
+    covariance,
     creation,
     diagonal_writes,
+    distances,
     einsum_equation,
     elementwise,
+    histograms,
+    index_writes,
     indexing,
     linalg,
     linalg_products,
     memory_formats,
     names,
     norms,
+    order_statistics,
     random,
     reduction,
     reorder,
     repetition,
     sampling,
     scan_composites,
+    scatter_reductions,
+    searching,
+    sequences,
     shape,
     sorting,
     statistics,
     triangle,
     unary,
+    uniqueness,
+    windows,
 )
 from ember._ops.arrangement import *  # noqa: F403
 from ember._ops.blocks import *  # noqa: F403
 from ember._ops.blocks import cumsum_, unfold
+from ember._ops.calculus import *  # noqa: F403
 from ember._ops.conversion import *  # noqa: F403
 from ember._ops.conversion import dlpack_device, to_dlpack, to_host_array
+from ember._ops.counting import *  # noqa: F403
+from ember._ops.covariance import *  # noqa: F403
 from ember._ops.creation import *  # noqa: F403
 from ember._ops.diagonal_writes import *  # noqa: F403
 from ember._ops.diagonal_writes import fill_diagonal_
+from ember._ops.distances import *  # noqa: F403
 from ember._ops.einsum_equation import *  # noqa: F403
 from ember._ops.elementwise import *  # noqa: F403
+from ember._ops.histograms import *  # noqa: F403
+from ember._ops.index_writes import *  # noqa: F403
 from ember._ops.indexing import *  # noqa: F403
 from ember._ops.indexing import getitem, setitem
 from ember._ops.linalg import *  # noqa: F403
 from ember._ops.linalg_products import *  # noqa: F403
 from ember._ops.memory_formats import *  # noqa: F403
 from ember._ops.norms import *  # noqa: F403
+from ember._ops.order_statistics import *  # noqa: F403
 from ember._ops.random import *  # noqa: F403
 from ember._ops.reduction import *  # noqa: F403
 from ember._ops.reorder import *  # noqa: F403
@@ -56,11 +75,16 @@ from ember._ops.repetition import *  # noqa: F403
 from ember._ops.sampling import *  # noqa: F403
 from ember._ops.scan_composites import *  # noqa: F403
 from ember._ops.scan_composites import cumprod_
+from ember._ops.scatter_reductions import *  # noqa: F403
+from ember._ops.searching import *  # noqa: F403
+from ember._ops.sequences import *  # noqa: F403
 from ember._ops.shape import *  # noqa: F403
 from ember._ops.sorting import *  # noqa: F403
 from ember._ops.statistics import *  # noqa: F403
 from ember._ops.triangle import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
+from ember._ops.uniqueness import *  # noqa: F403
+from ember._ops.windows import *  # noqa: F403
 from ember.autograd import _api as _autograd_api
 
 __all__: list[str] = []
@@ -87,6 +111,18 @@ __all__ += scan_composites.__all__
 __all__ += triangle.__all__
 __all__ += blocks.__all__
 __all__ += diagonal_writes.__all__
+__all__ += order_statistics.__all__
+__all__ += uniqueness.__all__
+__all__ += covariance.__all__
+__all__ += distances.__all__
+__all__ += calculus.__all__
+__all__ += sequences.__all__
+__all__ += windows.__all__
+__all__ += scatter_reductions.__all__
+__all__ += index_writes.__all__
+__all__ += counting.__all__
+__all__ += histograms.__all__
+__all__ += searching.__all__
 __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
 
