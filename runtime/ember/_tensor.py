@@ -29,6 +29,7 @@ from ember._tensor_core import (
     is_contiguous,
 )
 from ember._tensor_host import HostMethods
+from ember._tensor_inplace_views import InplaceViewMethods
 from ember._tensor_math import MathMethods
 from ember._tensor_reductions import ReductionMethods
 from ember._tensor_sampling import SamplingMethods
@@ -52,6 +53,7 @@ class Tensor(
     SamplingMethods,
     ConversionMethods,
     SurfaceMethods,
+    InplaceViewMethods,
     HostMethods,
     AutogradMethods,
     TensorCore,

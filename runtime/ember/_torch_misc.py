@@ -15,6 +15,7 @@ import numpy as np
 from ember import _dtype as dtypes
 from ember._device import DeviceLike
 from ember._ops import creation, random, shape
+from ember._ops.strided_creation import empty_strided
 from ember._tensor import Tensor
 from ember._tensor_surface import type_name
 from ember._threads import get_num_threads
@@ -144,25 +145,6 @@ def frombuffer(
     """A 1-d cpu tensor over an object with the buffer protocol, sharing its memory."""
     array = np.frombuffer(buffer, dtype=dtype.numpy, count=count, offset=offset)
     out = creation.from_numpy(array)
-    return out.requires_grad_(True) if requires_grad else out
-
-
-def empty_strided(
-    size: Any, stride: Any, *, dtype: dtypes.dtype | None = None,
-    device: DeviceLike | None = None, requires_grad: bool = False,
-) -> Tensor:  # fmt: skip
-    """Uninitialised memory viewed with `stride` (as PyTorch, sized to the largest offset)."""
-    sizes, strides = tuple(int(n) for n in size), tuple(int(s) for s in stride)
-    if len(sizes) != len(strides):
-        raise RuntimeError(
-            f"empty_strided: mismatch in length of strides and shape ({len(sizes)} sizes, "
-            f"{len(strides)} strides)"
-        )
-    if any(n < 0 for n in sizes) or any(s < 0 for s in strides):
-        raise RuntimeError(f"empty_strided: negative size or stride in {sizes}, {strides}")
-    extent = 0 if 0 in sizes else 1 + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True))
-    base = creation.empty(extent, dtype=dtype, device=device)
-    out = shape.as_strided(base, sizes, strides)
     return out.requires_grad_(True) if requires_grad else out
 
 

@@ -22,6 +22,7 @@ from ember._ops import (
     histograms,
     index_writes,
     indexing,
+    inplace_views,
     linalg,
     linalg_products,
     memory_formats,
@@ -40,6 +41,7 @@ from ember._ops import (
     shape,
     sorting,
     statistics,
+    strided_creation,
     triangle,
     unary,
     uniqueness,
@@ -63,6 +65,7 @@ from ember._ops.histograms import *  # noqa: F403
 from ember._ops.index_writes import *  # noqa: F403
 from ember._ops.indexing import *  # noqa: F403
 from ember._ops.indexing import getitem, setitem
+from ember._ops.inplace_views import *  # noqa: F403
 from ember._ops.linalg import *  # noqa: F403
 from ember._ops.linalg_products import *  # noqa: F403
 from ember._ops.memory_formats import *  # noqa: F403
@@ -81,6 +84,7 @@ from ember._ops.sequences import *  # noqa: F403
 from ember._ops.shape import *  # noqa: F403
 from ember._ops.sorting import *  # noqa: F403
 from ember._ops.statistics import *  # noqa: F403
+from ember._ops.strided_creation import *  # noqa: F403
 from ember._ops.triangle import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
 from ember._ops.uniqueness import *  # noqa: F403
@@ -123,6 +127,8 @@ __all__ += index_writes.__all__
 __all__ += counting.__all__
 __all__ += histograms.__all__
 __all__ += searching.__all__
+__all__ += strided_creation.__all__
+__all__ += inplace_views.__all__
 __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
 
