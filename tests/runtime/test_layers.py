@@ -59,6 +59,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ember.backends", "ember.backends.", "ember.cpu", "ember.cpu.", "ember.cuda",
             "ember.cuda.", "ember._device_modules", "ember.utils.tensorboard",
             "ember.utils.tensorboard.", "ember._legacy_types", "ember._torch_misc",
+            "ember.onnx", "ember.onnx.",
         ),
     ),
     # The public package and what is written against it (`import ember`): the CLI and the
