@@ -170,3 +170,42 @@ __all__ += [
     "ZeroPad2d",
     "ZeroPad3d",
 ]
+
+# Activations, losses and distances beyond the first set.
+from ember.nn.modules.activation_more import (  # noqa: E402
+    CELU,
+    GLU,
+    SELU,
+    AlphaDropout,
+    FeatureAlphaDropout,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Mish,
+    PReLU,
+    RReLU,
+    Softmax2d,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
+
+__all__ += [
+    "CELU",
+    "GLU",
+    "SELU",
+    "AlphaDropout",
+    "FeatureAlphaDropout",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "Mish",
+    "PReLU",
+    "RReLU",
+    "Softmax2d",
+    "Softshrink",
+    "Softsign",
+    "Tanhshrink",
+    "Threshold",
+]

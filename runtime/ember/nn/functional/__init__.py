@@ -133,3 +133,53 @@ __all__ += [
     "upsample_bilinear",
     "upsample_nearest",
 ]
+
+# Activations, losses, distances and sampling grids beyond the first set.
+from ember.nn.functional._activation_more import (  # noqa: E402
+    celu,
+    celu_,
+    elu_,
+    glu,
+    gumbel_softmax,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh_,
+    mish,
+    prelu,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
+from ember.nn.functional._dropout import alpha_dropout, feature_alpha_dropout  # noqa: E402
+
+__all__ += [
+    "alpha_dropout",
+    "celu",
+    "celu_",
+    "elu_",
+    "feature_alpha_dropout",
+    "glu",
+    "gumbel_softmax",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh_",
+    "mish",
+    "prelu",
+    "rrelu",
+    "rrelu_",
+    "selu",
+    "selu_",
+    "softshrink",
+    "softsign",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+]
