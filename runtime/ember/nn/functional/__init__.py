@@ -159,6 +159,7 @@ from ember.nn.functional._activation_more import (  # noqa: E402
 )
 from ember.nn.functional._distance import cosine_similarity, pairwise_distance  # noqa: E402
 from ember.nn.functional._dropout import alpha_dropout, feature_alpha_dropout  # noqa: E402
+from ember.nn.functional._grid_sample import affine_grid, grid_sample  # noqa: E402
 from ember.nn.functional._loss_ctc import ctc_loss  # noqa: E402
 from ember.nn.functional._loss_likelihood import (  # noqa: E402
     gaussian_nll_loss,
@@ -178,6 +179,7 @@ from ember.nn.functional._loss_margin import (  # noqa: E402
 )
 
 __all__ += [
+    "affine_grid",
     "alpha_dropout",
     "celu",
     "celu_",
@@ -188,6 +190,7 @@ __all__ += [
     "feature_alpha_dropout",
     "gaussian_nll_loss",
     "glu",
+    "grid_sample",
     "gumbel_softmax",
     "hardshrink",
     "hardsigmoid",
