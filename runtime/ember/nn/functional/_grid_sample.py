@@ -193,13 +193,13 @@ def grid_sample(
         )
         for dim in range(rank)
     ]  # fmt: skip
+    corners: list[list[tuple[Tensor, Tensor | None]]] = [[]]
     if mode == "nearest":
         # A weight of 1 that is 0 * grid keeps the output in the grid's graph (with the zero
         # gradient PyTorch gives it) when only the grid requires grad.
         unit = [ew.add(ew.mul(p, 0.0), 1.0) if needs_grad(grid) else None for p in pixels]
         corners = [[(unary.round(p), u) for p, u in zip(pixels, unit, strict=True)]]
     else:
-        corners: list[list[tuple[Tensor, Tensor | None]]] = [[]]
         for p in pixels:
             below = unary.floor(p)
             above_weight = ew.sub(p, below)
