@@ -211,7 +211,7 @@ def rrelu(
         )
 
     def compute(x: Tensor) -> Tensor:
-        return unary.where(ew.ge(x, 0), x, ew.mul(x, slope))
+        return unary.where(ew.gt(x, 0), x, ew.mul(x, slope))
 
     return _in_place(input, compute) if inplace else compute(input)
 

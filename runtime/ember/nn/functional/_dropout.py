@@ -154,7 +154,7 @@ def _alpha_dropout(
         raise RuntimeError(f"{name}(): expected a floating-point input, got {input._dtype.name}")
     shape = (*input._shape[:2], *([1] * (input.ndim - 2))) if feature else input._shape
     noise = random_ops.uniform_(empty_tensor(shape, input._dtype, input._device))
-    keep = unary.where(ew.lt(noise, 1.0 - p), 1.0, 0.0)
+    keep = ew.lt(noise, 1.0 - p).to(input._dtype)
     a = 1.0 / ((_ALPHA_PRIME * _ALPHA_PRIME * p + 1.0) * (1.0 - p)) ** 0.5
     # b = (keep - 1) * alpha' a + alpha' a p: -alpha' a (1 - p) where dropped, alpha' a p kept.
     b = ew.add(ew.mul(ew.sub(keep, 1.0), _ALPHA_PRIME * a), _ALPHA_PRIME * a * p)
