@@ -8,6 +8,7 @@ from collections.abc import Callable
 from ember._tensor import Tensor
 from ember.nn import functional as F
 from ember.nn.functional._loss_ctc import Lengths
+from ember.nn.modules.distance import PairwiseDistance
 from ember.nn.modules.loss import _Loss, _WeightedLoss
 
 __all__ = [
@@ -236,7 +237,10 @@ class TripletMarginWithDistanceLoss(_Loss):
                 "TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
                 f"{margin} instead"
             )
-        self.distance_function = distance_function
+        # PyTorch's default is a PairwiseDistance child module (it shows in the repr).
+        self.distance_function: Callable[[Tensor, Tensor], Tensor] = (
+            distance_function if distance_function is not None else PairwiseDistance()
+        )
         self.margin = margin
         self.swap = swap
 
