@@ -184,6 +184,7 @@ from ember.nn.modules.activation_more import (  # noqa: E402
     Tanhshrink,
     Threshold,
 )
+from ember.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 from ember.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 from ember.nn.modules.loss_more import (  # noqa: E402
     CosineEmbeddingLoss,
@@ -205,6 +206,7 @@ __all__ += [
     "CELU",
     "GLU",
     "SELU",
+    "AdaptiveLogSoftmaxWithLoss",
     "AlphaDropout",
     "CTCLoss",
     "CosineEmbeddingLoss",
