@@ -1,6 +1,6 @@
 """affine_grid and grid_sample: values and gradients (input and grid) against PyTorch for
-every mode, padding mode and align_corners, in 2-D and 3-D; identity round trips; errors
-and warnings as PyTorch's."""
+every mode (bicubic in 2-D), padding mode and align_corners, in 2-D and 3-D; identity
+round trips; errors and warnings as PyTorch's."""
 
 from __future__ import annotations
 
@@ -36,10 +36,12 @@ def test_affine_grid_matches_torch(
     np.testing.assert_allclose(out.numpy(force=True), expected.numpy(), atol=1e-12)
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize(
+    ("mode", "rank"),
+    [("bilinear", 2), ("nearest", 2), ("bicubic", 2), ("bilinear", 3), ("nearest", 3)],
+)
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
-@pytest.mark.parametrize("rank", [2, 3])
 def test_grid_sample_matches_torch(
     device: str, rng: Any, mode: str, padding_mode: str, align_corners: bool, rank: int
 ) -> None:
@@ -76,7 +78,7 @@ def test_identity_affine_grid_samples_the_image_back(rng: Any) -> None:
     theta = ember.tensor(np.tile(np.eye(2, 3), (2, 1, 1)))
     for align_corners in (False, True):
         grid = F.affine_grid(theta, (2, 3, 4, 6), align_corners)
-        for mode in ("bilinear", "nearest"):
+        for mode in ("bilinear", "nearest", "bicubic"):
             out = F.grid_sample(image, grid, mode, align_corners=align_corners)
             np.testing.assert_allclose(out.numpy(), image.numpy(), atol=1e-6)
 
@@ -108,6 +110,9 @@ def test_errors_and_warnings_as_torch() -> None:
         F.grid_sample(image, grid, padding_mode="wrap", align_corners=False)
     with pytest.raises(RuntimeError, match="expected grid and input to have same batch size"):
         F.grid_sample(ember.zeros(2, 1, 3, 3), grid, align_corners=False)
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+        F.grid_sample(ember.zeros(1, 1, 2, 2, 2), ember.zeros(1, 1, 1, 1, 3), "bicubic",
+                      align_corners=False)  # fmt: skip
     with pytest.raises(RuntimeError, match="expected grid to have size 2 in last dimension"):
         F.grid_sample(image, ember.zeros(1, 2, 2, 3), align_corners=False)
     with pytest.raises(ValueError, match="Expected a batch of 2D affine matrices of shape Nx2x3"):

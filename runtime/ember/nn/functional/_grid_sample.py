@@ -113,15 +113,9 @@ def _source_coordinate(
     coordinate: Tensor, size: int, padding_mode: str, align_corners: bool
 ) -> Tensor:
     pixel = _unnormalize(coordinate, size, align_corners)
-    if padding_mode == "border":
-        return unary.clamp(pixel, 0.0, size - 1.0)
-    if padding_mode == "reflection":
-        if align_corners:
-            pixel = _reflect(pixel, 0, 2 * (size - 1))
-        else:
-            pixel = _reflect(pixel, -1, 2 * size - 1)
-        return unary.clamp(pixel, 0.0, size - 1.0)
-    return pixel
+    if padding_mode == "zeros":
+        return pixel
+    return _pad_position(pixel, size, padding_mode, align_corners)
 
 
 def _check_sample_args(input: Tensor, grid: Tensor, mode: str, padding_mode: str) -> None:
@@ -158,8 +152,73 @@ def _check_sample_args(input: Tensor, grid: Tensor, mode: str, padding_mode: str
         )
     if mode == "bicubic" and rank != 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in Ember yet")
+
+
+Corner = list[tuple[Tensor, Tensor | None]]
+
+
+def _linear_corners(pixels: list[Tensor], mode: str, grid_grad: bool) -> list[Corner]:
+    """(position, weight) per dim for each corner: the nearest pixel, or the 2^rank
+    neighbours with linear weights."""
+    if mode == "nearest":
+        # A weight of 1 that is 0 * grid keeps the output in the grid's graph (with the zero
+        # gradient PyTorch gives it) when only the grid requires grad.
+        unit = [ew.add(ew.mul(p, 0.0), 1.0) if grid_grad else None for p in pixels]
+        return [[(unary.round(p), u) for p, u in zip(pixels, unit, strict=True)]]
+    corners: list[Corner] = [[]]
+    for p in pixels:
+        below = unary.floor(p)
+        above_weight = ew.sub(p, below)
+        options = [(below, ew.sub(1.0, above_weight)), (ew.add(below, 1.0), above_weight)]
+        corners = [[*c, o] for c in corners for o in options]
+    return corners
+
+
+# PyTorch's bicubic kernel (Keys' cubic convolution with A = -0.75).
+_CUBIC_A = -0.75
+
+
+def _cubic_weights(t: Tensor) -> list[Tensor]:
+    """The four tap weights at fractional offset t (taps at -1, 0, 1, 2)."""
+
+    def near(x: Tensor) -> Tensor:  # |x| <= 1
+        return ew.add(ew.mul(ew.mul(ew.sub(ew.mul(x, _CUBIC_A + 2), _CUBIC_A + 3), x), x), 1.0)
+
+    def far(x: Tensor) -> Tensor:  # 1 < |x| < 2
+        inner = ew.add(ew.mul(ew.sub(ew.mul(x, _CUBIC_A), 5 * _CUBIC_A), x), 8 * _CUBIC_A)
+        return ew.sub(ew.mul(inner, x), 4 * _CUBIC_A)
+
+    rest = ew.sub(1.0, t)
+    return [far(ew.add(t, 1.0)), near(t), near(rest), far(ew.add(rest, 1.0))]
+
+
+def _bicubic_taps(
+    coordinates: list[Tensor], spatial: Sequence[int], padding_mode: str, align_corners: bool
+) -> list[Corner]:
+    """The 4^rank taps around each point; padding applies to each tap's (integer) position,
+    as in PyTorch, so the gradient reaches the grid through the weights only."""
+    corners: list[Corner] = [[]]
+    for coordinate, size in zip(coordinates, spatial, strict=True):
+        pixel = _unnormalize(coordinate, size, align_corners)
+        base = unary.floor(pixel.detach())
+        weights = _cubic_weights(ew.sub(pixel, base))
+        options: Corner = []
+        for offset, weight in zip((-1.0, 0.0, 1.0, 2.0), weights, strict=True):
+            tap = ew.add(base, offset)
+            if padding_mode != "zeros":
+                tap = _pad_position(tap, size, padding_mode, align_corners)
+            options.append((tap, weight))
+        corners = [[*c, o] for c in corners for o in options]
+    return corners
+
+
+def _pad_position(position: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    if padding_mode == "reflection":
+        if align_corners:
+            position = _reflect(position, 0, 2 * (size - 1))
+        else:
+            position = _reflect(position, -1, 2 * size - 1)
+    return unary.clamp(position, 0.0, size - 1.0)
 
 
 def grid_sample(
@@ -170,7 +229,7 @@ def grid_sample(
     align_corners: bool | None = None,
 ) -> Tensor:
     """input (N, C, [D,] H, W) read at grid (N, [D',] H', W', 2 or 3): bilinear (trilinear
-    in 3-D) or nearest interpolation; outside the image 0 (zeros), the nearest edge
+    in 3-D), nearest or (2-D) bicubic interpolation; outside the image 0 (zeros), the nearest edge
     (border) or the mirrored image (reflection)."""
     _check_sample_args(input, grid, mode, padding_mode)
     if align_corners is None:
@@ -185,26 +244,16 @@ def grid_sample(
         points *= s
     flat_grid = shape_ops.reshape(grid, (batch, points, rank))
     flat_input = shape_ops.reshape(input, (batch, channels, -1))
-    # Pixel coordinates per input spatial dim (grid component k runs along dim rank - 1 - k).
-    pixels = [
-        _source_coordinate(
-            shape_ops.select(flat_grid, 2, rank - 1 - dim), spatial[dim], padding_mode,
-            align_corners,
-        )
-        for dim in range(rank)
-    ]  # fmt: skip
-    corners: list[list[tuple[Tensor, Tensor | None]]] = [[]]
-    if mode == "nearest":
-        # A weight of 1 that is 0 * grid keeps the output in the grid's graph (with the zero
-        # gradient PyTorch gives it) when only the grid requires grad.
-        unit = [ew.add(ew.mul(p, 0.0), 1.0) if needs_grad(grid) else None for p in pixels]
-        corners = [[(unary.round(p), u) for p, u in zip(pixels, unit, strict=True)]]
+    # Grid component k runs along input spatial dim rank - 1 - k.
+    coordinates = [shape_ops.select(flat_grid, 2, rank - 1 - dim) for dim in range(rank)]
+    if mode == "bicubic":
+        corners = _bicubic_taps(coordinates, spatial, padding_mode, align_corners)
     else:
-        for p in pixels:
-            below = unary.floor(p)
-            above_weight = ew.sub(p, below)
-            options = [(below, ew.sub(1.0, above_weight)), (ew.add(below, 1.0), above_weight)]
-            corners = [[*c, o] for c in corners for o in options]
+        pixels = [
+            _source_coordinate(c, size, padding_mode, align_corners)
+            for c, size in zip(coordinates, spatial, strict=True)
+        ]
+        corners = _linear_corners(pixels, mode, needs_grad(grid))
     total: Tensor | None = None
     for corner in corners:
         inside: Tensor | None = None
