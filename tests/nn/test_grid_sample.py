@@ -113,6 +113,8 @@ def test_errors_and_warnings_as_torch() -> None:
     with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
         F.grid_sample(ember.zeros(1, 1, 2, 2, 2), ember.zeros(1, 1, 1, 1, 3), "bicubic",
                       align_corners=False)  # fmt: skip
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        F.grid_sample(image, grid.double(), align_corners=False)
     with pytest.raises(RuntimeError, match="expected grid to have size 2 in last dimension"):
         F.grid_sample(image, ember.zeros(1, 2, 2, 3), align_corners=False)
     with pytest.raises(ValueError, match="Expected a batch of 2D affine matrices of shape Nx2x3"):

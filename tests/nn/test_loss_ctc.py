@@ -13,8 +13,6 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 
-from ._helpers import check_gradients
-
 STEPS, BATCH, CLASSES = 6, 3, 5
 # Row 0 repeats a label (needs a blank between the two 2s), row 1 has one label.
 PADDED = np.array([[1, 2, 2], [3, 0, 0], [4, 1, 0]])
@@ -59,15 +57,16 @@ def test_values_and_gradients_match_torch(
 
 
 def test_gradcheck_in_float64(device: str, rng: Any) -> None:
-    log_probs = np.log(rng.dirichlet(np.ones(CLASSES), (STEPS, BATCH)))
-    targets = ember.tensor(PADDED, device=device)
+    # Small, so that the finite differences stay cheap: a repeated label, a single label,
+    # and sequences of different lengths.
+    log_probs = np.log(rng.dirichlet(np.ones(4), (4, 2)))
+    targets = ember.tensor([[1, 1], [3, 0]], device=device)
 
     def loss(x: Any) -> Any:
-        return F.ctc_loss(x, targets, INPUT_LENGTHS, TARGET_LENGTHS, reduction="none")
+        return F.ctc_loss(x, targets, [4, 3], [2, 1], reduction="none")
 
-    check_gradients(loss, [log_probs], device, atol=1e-6)
     x = ember.tensor(log_probs, device=device, requires_grad=True)
-    assert ember.autograd.gradcheck(lambda t: loss(t).sum(), (x,))
+    assert ember.autograd.gradcheck(loss, (x,))
 
 
 @pytest.mark.parametrize("zero_infinity", [False, True])

@@ -144,6 +144,12 @@ def _check_sample_args(input: Tensor, grid: Tensor, mode: str, padding_mode: str
             "grid_sampler(): expected grid and input to have same batch size, but got input with "
             f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
         )
+    if input._dtype != grid._dtype:
+        names = {"float16": "Half", "float32": "Float", "float64": "Double"}
+        raise RuntimeError(
+            f"expected scalar type {names.get(input._dtype.name, input._dtype.name)} but found "
+            f"{names.get(grid._dtype.name, grid._dtype.name)}"
+        )
     rank = input.ndim - 2
     if grid._shape[-1] != rank:
         raise RuntimeError(
