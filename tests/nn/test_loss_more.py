@@ -336,3 +336,19 @@ def test_loss_errors_as_torch() -> None:
         F.cosine_embedding_loss(ember.zeros(3, 2), ember.zeros(3, 2), ember.ones(3, 2))
     with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
         F.soft_margin_loss(ember.zeros(3), ember.zeros(3), reduction="bad")
+
+
+def test_class_index_loss_errors_as_torch() -> None:
+    scores = ember.zeros(2, 3)
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multi_margin_loss(scores, ember.tensor([0, 3]))
+    with pytest.raises(RuntimeError, match="Expected target size \\[2\\], but got \\[3\\]"):
+        F.multi_margin_loss(scores, ember.tensor([0, 1, 2]))
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Float"):
+        F.multi_margin_loss(scores, ember.tensor([0.0, 1.0]))
+    with pytest.raises(RuntimeError, match="Expected non-empty vector or matrix"):
+        F.multi_margin_loss(ember.zeros(2, 3, 4), ember.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="argument #2 'target' is out of range"):
+        F.multilabel_margin_loss(scores, ember.tensor([[0, 3, -1], [0, 1, 2]]))
+    with pytest.raises(RuntimeError, match="inconsistent target size: \\[2, 2\\] for input of"):
+        F.multilabel_margin_loss(scores, ember.tensor([[0, 1], [0, 1]]))

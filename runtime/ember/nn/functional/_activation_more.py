@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from ember import _dtype
 from ember._dtype_info import finfo
 from ember._ops import elementwise as ew
 from ember._ops import random as random_ops
@@ -19,12 +18,11 @@ from ember._ops import shape as shape_ops
 from ember._ops._meta import wrap_dim
 from ember._tensor import Tensor, empty_tensor
 from ember.nn.functional._activation import _in_place, elu, hardtanh, softmax
-from ember.nn.functional._activation import log_softmax as _log_softmax
 
 __all__ = [
     "celu", "celu_", "elu_", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
-    "hardtanh_", "log_softmax_torch", "mish", "prelu", "rrelu", "rrelu_", "selu", "selu_",
-    "softmax_torch", "softshrink", "softsign", "tanhshrink", "threshold", "threshold_",
+    "hardtanh_", "mish", "prelu", "rrelu", "rrelu_", "selu", "selu_", "softshrink", "softsign",
+    "tanhshrink", "threshold", "threshold_",
 ]  # fmt: skip
 
 SELU_ALPHA: Final = 1.6732632423543772848170429916717
@@ -241,13 +239,3 @@ def gumbel_softmax(
     index = reduction.argmax(soft, d, keepdim=True)
     one_hot = soft.detach().mul(0.0).scatter(d, index, 1.0)
     return ew.add(ew.sub(one_hot, soft.detach()), soft)
-
-
-def softmax_torch(input: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
-    """torch.softmax(input, dim, dtype=None): the functional form with `dtype` third."""
-    return softmax(input, dim, dtype=dtype)
-
-
-def log_softmax_torch(input: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
-    """torch.log_softmax(input, dim, dtype=None)."""
-    return _log_softmax(input, dim, dtype=dtype)

@@ -26,6 +26,8 @@ __all__ = [
     "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]  # fmt: skip
 
+_TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "bool": "Bool"}
+
 # PyTorch's cosine_embedding_loss adds this to both squared magnitudes.
 _COSINE_EPSILON = 1e-12
 
@@ -126,12 +128,12 @@ def multilabel_soft_margin_loss(
     return _reduction.reduce(per_sample, how)
 
 
-def _as_batch(name: str, input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, bool]:
+def _as_batch(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, bool]:
     """(N, C) input and (N, ...) target from 0-d, 1-d or 2-d forms; whether it was batched."""
     if input.ndim > 2:
         raise RuntimeError(
-            f"{name}: Expected non-empty vector or matrix with optional 0-dim batch size, but "
-            f"got: {list(input.shape)}"
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(input.shape)}"
         )
     batched = input.ndim == 2
     if not batched:
@@ -140,10 +142,11 @@ def _as_batch(name: str, input: Tensor, target: Tensor) -> tuple[Tensor, Tensor,
     return input, target, batched
 
 
-def _check_class_target(name: str, target: Tensor) -> None:
+def _check_class_target(target: Tensor) -> None:
     if target._dtype.is_floating_point or target._dtype == _dtype.bool:
         raise RuntimeError(
-            f"{name}: expected target of an integer dtype (Long), got {target._dtype.name}"
+            "expected scalar type Long but found "
+            f"{_TORCH_NAMES.get(target._dtype.name, target._dtype.name)}"
         )
 
 
@@ -163,18 +166,20 @@ def multi_margin_loss(
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
-    _check_class_target("multi_margin_loss", target)
-    x, y, batched = _as_batch("multi_margin_loss", input, target)
+    _check_class_target(target)
+    x, y, batched = _as_batch(input, target)
     classes = x._shape[1]
     y = shape_ops.reshape(y, (-1, 1))
     if y._shape[0] != x._shape[0]:
         raise RuntimeError(
-            f"inconsistent target size, expected {x._shape[0]} but got {list(target.shape)}"
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{x._shape[0]}], but got "
+            f"{list(target.shape)}. Input has shape {list(input.shape)}."
         )
     if y.numel():
         low, high = int(red.amin(y).item()), int(red.amax(y).item())
         if low < 0 or high >= classes:
-            raise RuntimeError(f"target out of range: got values in [{low}, {high}]")
+            raise RuntimeError("target out of range")
     chosen = gather(x, 1, y)
     hinge = unary.clamp(ew.add(ew.sub(x, chosen), margin), min=0.0)
     if p == 2:
@@ -200,17 +205,17 @@ def multilabel_margin_loss(
     """Sum over target classes j (the indices before the first -1) and non-target classes i
     of max(0, 1 - (x[j] - x[i])), divided by C."""
     how = _reduction.resolve(size_average, reduce, reduction)
-    _check_class_target("multilabel_margin_loss", target)
-    x, y, batched = _as_batch("multilabel_margin_loss", input, target)
+    _check_class_target(target)
+    x, y, batched = _as_batch(input, target)
     if y._shape != x._shape:
         raise RuntimeError(
-            f"inconsistent target size: {list(target.shape)} for input of size {list(input.shape)}"
+            f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
         )
     classes = x._shape[1]
     if y.numel():
         low, high = int(red.amin(y).item()), int(red.amax(y).item())
         if low < -1 or high >= classes:
-            raise RuntimeError(f"multilabel_margin_loss: target out of range [-1, {classes})")
+            raise RuntimeError("argument #2 'target' is out of range")
     # Valid targets are those before the first -1 in each row.
     valid = scan_composites.cumprod(ew.ne(y, -1).to(x._dtype), 1)
     index = unary.where(ew.gt(valid, 0), y, 0)
