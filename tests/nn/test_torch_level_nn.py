@@ -122,3 +122,25 @@ def test_losses_take_the_integer_reduction_enum(rng: Any, reduction: int) -> Non
 def test_bad_integer_reduction_is_rejected() -> None:
     with pytest.raises(ValueError, match="3 is not a valid value for reduction"):
         ember.kl_div(ember.zeros(2), ember.ones(2), 3)
+
+
+def test_autocast_runs_torchs_float32_losses_in_float32(rng: Any) -> None:
+    import torch
+
+    x, y = (rng.standard_normal((4, 3)).astype(np.float16) for _ in range(2))
+    signs = np.array([1.0, -1.0, 1.0, -1.0], dtype=np.float16)
+    ours = {
+        "kl_div": lambda F, a, b, s: F.kl_div(a, b, reduction="sum"),
+        "cosine_embedding_loss": lambda F, a, b, s: F.cosine_embedding_loss(a, b, s),
+        "margin_ranking_loss": lambda F, a, b, s: F.margin_ranking_loss(a[:, 0], b[:, 0], s),
+        "triplet_margin_loss": lambda F, a, b, s: F.triplet_margin_loss(a, b, -a),
+        "soft_margin_loss": lambda F, a, b, s: F.soft_margin_loss(a, b),
+        "poisson_nll_loss": lambda F, a, b, s: F.poisson_nll_loss(a, b),
+        "softsign": lambda F, a, b, s: F.softsign(a),  # not on the lists: stays float16
+    }
+    for name, call in ours.items():
+        with torch.autocast("cpu", dtype=torch.float16):
+            expected = call(torch.nn.functional, *(torch.tensor(v) for v in (x, y, signs)))
+        with ember.autocast("cpu", dtype=ember.float16):
+            out = call(ember.nn.functional, *(ember.tensor(v) for v in (x, y, signs)))
+        assert str(out.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1], name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ember._autocast import autocast_op
 from ember._ops import elementwise as ew
 from ember._ops import norms, reduction, unary
 from ember._ops._meta import wrap_dim
@@ -20,6 +21,7 @@ def _clamped_min(t: Tensor, low: float) -> Tensor:
     return ew.add(t, lift)
 
 
+@autocast_op("cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """Sum over `dim` of (x1 / |x1|) (x2 / |x2|), each norm at least eps; broadcasts."""
     a, b = broadcast_tensors(x1, x2)

@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Sequence
 
 from ember import _dtype
+from ember._autocast import autocast_op
 from ember._ops import creation, linalg, unary
 from ember._ops import elementwise as ew
 from ember._ops import shape as shape_ops
@@ -227,6 +228,7 @@ def _pad_position(position: Tensor, size: int, padding_mode: str, align_corners:
     return unary.clamp(position, 0.0, size - 1.0)
 
 
+@autocast_op("grid_sampler")
 def grid_sample(
     input: Tensor,
     grid: Tensor,

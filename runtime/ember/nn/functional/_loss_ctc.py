@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ember._autocast import autocast_op
 from ember._ops import creation, unary
 from ember._ops import elementwise as ew
 from ember._ops import reduction as red
@@ -90,6 +91,7 @@ def _padded_targets(targets: Tensor, target_lengths: list[int]) -> Tensor:
     return gather(targets.reshape(-1), 0, index.reshape(-1)).reshape(batch, longest)
 
 
+@autocast_op("ctc_loss")
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ember._autocast import autocast_op
 from ember._ops import elementwise as ew
 from ember._ops import reduction as red
 from ember._ops import shape as shape_ops
@@ -22,6 +23,7 @@ def _xlogy(x: Tensor) -> Tensor:
     return unary.where(zero, 0.0, ew.mul(x, unary.log(unary.where(zero, 1.0, x))))
 
 
+@autocast_op("kl_div")
 def kl_div(
     input: Tensor,
     target: Tensor,
@@ -55,6 +57,7 @@ def kl_div(
     return reduced
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ember import _dtype
+from ember._autocast import autocast_op
 from ember._ops import creation, scan_composites, unary
 from ember._ops import elementwise as ew
 from ember._ops import reduction as red
@@ -32,6 +33,7 @@ _TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "boo
 _COSINE_EPSILON = 1e-12
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(
     input1: Tensor,
     input2: Tensor,
@@ -52,6 +54,7 @@ def margin_ranking_loss(
     return _reduction.reduce(unary.clamp(ew.add(ranked, margin), min=0.0), how)
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(
     input: Tensor,
     target: Tensor,
@@ -67,6 +70,7 @@ def hinge_embedding_loss(
     return _reduction.reduce(ew.add(margin_term, self_term), how)
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(
     input1: Tensor,
     input2: Tensor,
@@ -95,6 +99,7 @@ def cosine_embedding_loss(
     return _reduction.reduce(ew.add(positive, negative), how)
 
 
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -150,6 +155,7 @@ def _check_class_target(target: Tensor) -> None:
         )
 
 
+@autocast_op("multi_margin_loss")
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -195,6 +201,7 @@ def multi_margin_loss(
     return _reduction.reduce(losses, how)
 
 
+@autocast_op("multilabel_margin_loss")
 def multilabel_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -256,6 +263,7 @@ def _triplet(
     return _reduction.reduce(losses, how)
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
