@@ -144,3 +144,10 @@ def test_autocast_runs_torchs_float32_losses_in_float32(rng: Any) -> None:
         with ember.autocast("cpu", dtype=ember.float16):
             out = call(ember.nn.functional, *(ember.tensor(v) for v in (x, y, signs)))
         assert str(out.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1], name
+
+
+def test_functional_namespace_reexports_tensor() -> None:
+    import torch
+
+    assert torch.nn.functional.Tensor is torch.Tensor
+    assert ember.nn.functional.Tensor is ember.Tensor

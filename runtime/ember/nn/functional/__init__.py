@@ -135,6 +135,8 @@ __all__ += [
 ]
 
 # Activations, losses, distances and sampling grids beyond the first set.
+# torch.nn.functional.Tensor is torch.Tensor (scripts annotate with it).
+from ember._tensor import Tensor as Tensor  # noqa: E402
 from ember.nn.functional._activation_more import (  # noqa: E402
     celu,
     celu_,
