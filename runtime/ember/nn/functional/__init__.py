@@ -162,6 +162,7 @@ from ember.nn.functional._activation_more import (  # noqa: E402
 from ember.nn.functional._distance import cosine_similarity, pairwise_distance  # noqa: E402
 from ember.nn.functional._dropout import alpha_dropout, feature_alpha_dropout  # noqa: E402
 from ember.nn.functional._grid_sample import affine_grid, grid_sample  # noqa: E402
+from ember.nn.functional._linear_cross_entropy import linear_cross_entropy  # noqa: E402
 from ember.nn.functional._loss_ctc import ctc_loss  # noqa: E402
 from ember.nn.functional._loss_likelihood import (  # noqa: E402
     gaussian_nll_loss,
@@ -200,6 +201,7 @@ __all__ += [
     "hardtanh_",
     "hinge_embedding_loss",
     "kl_div",
+    "linear_cross_entropy",
     "margin_ranking_loss",
     "mish",
     "multi_margin_loss",

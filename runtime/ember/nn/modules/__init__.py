@@ -186,6 +186,10 @@ from ember.nn.modules.activation_more import (  # noqa: E402
 )
 from ember.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 from ember.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+from ember.nn.modules.linear_cross_entropy import (  # noqa: E402
+    LinearCrossEntropyLoss,
+    LinearCrossEntropyOptions,
+)
 from ember.nn.modules.loss_more import (  # noqa: E402
     CosineEmbeddingLoss,
     CTCLoss,
@@ -218,6 +222,8 @@ __all__ += [
     "Hardswish",
     "HingeEmbeddingLoss",
     "KLDivLoss",
+    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
     "MarginRankingLoss",
     "Mish",
     "MultiLabelMarginLoss",
