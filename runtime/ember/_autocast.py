@@ -37,10 +37,17 @@ LOWER: dict[str, frozenset[str]] = {
 }
 _FP32_LOSSES = {"mse_loss", "l1_loss", "huber_loss", "smooth_l1_loss", "nll_loss"}
 _FP32_LOSSES |= {"binary_cross_entropy_with_logits", "cross_entropy"}
+_FP32_LOSSES |= {"cosine_embedding_loss", "hinge_embedding_loss", "kl_div", "margin_ranking_loss"}
+_FP32_LOSSES |= {"multi_margin_loss", "multilabel_margin_loss", "poisson_nll_loss"}
+_FP32_LOSSES |= {"soft_margin_loss", "triplet_margin_loss"}
+_FP32_CPU_ONLY = {"ctc_loss", "grid_sampler"}
+_FP32_OTHER_ONLY = {"cosine_similarity"}
 #: ops that run in float32, by device kind
 FP32: dict[str, frozenset[str]] = {
-    "cpu": frozenset(_FP32_LOSSES | {"binary_cross_entropy"}),
-    "other": frozenset(_FP32_LOSSES | {"softmax", "log_softmax", "layer_norm", "group_norm"}),
+    "cpu": frozenset(_FP32_LOSSES | {"binary_cross_entropy"} | _FP32_CPU_ONLY),
+    "other": frozenset(
+        _FP32_LOSSES | {"softmax", "log_softmax", "layer_norm", "group_norm"} | _FP32_OTHER_ONLY
+    ),
 }
 
 _active = 0  # autocast regions enabled in any thread: the disabled fast path reads only this

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ember import _upper
@@ -16,6 +17,11 @@ __all__ = ["MathMethods"]
 # Any, not the typed `_upper`: these methods pass `self` (typed as this mixin, not as
 # Tensor) to ops; each is a one-line forward whose public signature is typed here.
 _up: Any = _upper
+
+
+def _functional() -> Any:
+    """ember.nn.functional, imported with ember (after this module), read at call time."""
+    return sys.modules["ember.nn.functional"]
 
 
 class MathMethods(TensorCore):
@@ -155,6 +161,19 @@ class MathMethods(TensorCore):
 
     def relu_(self) -> Tensor:
         return _up.ops.relu_(self)
+
+    # nn.functional forms, looked up at call time (ember.nn is imported with ember itself).
+    def softmax(self, dim: int, dtype: Any = None) -> Tensor:
+        return _functional().softmax(self, dim, dtype=dtype)
+
+    def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
+        return _functional().log_softmax(self, dim, dtype=dtype)
+
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+        return _functional().hardshrink(self, lambd)
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        return _functional().prelu(self, weight)
 
     # In-place unary variants: the op written into this tensor (autograd-aware).
     def neg_(self) -> Tensor:

@@ -133,3 +133,93 @@ __all__ += [
     "upsample_bilinear",
     "upsample_nearest",
 ]
+
+# Activations, losses, distances and sampling grids beyond the first set.
+# torch.nn.functional.Tensor is torch.Tensor (scripts annotate with it).
+from ember._tensor import Tensor as Tensor  # noqa: E402
+from ember.nn.functional._activation_more import (  # noqa: E402
+    celu,
+    celu_,
+    elu_,
+    glu,
+    gumbel_softmax,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh_,
+    mish,
+    prelu,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
+from ember.nn.functional._distance import cosine_similarity, pairwise_distance  # noqa: E402
+from ember.nn.functional._dropout import alpha_dropout, feature_alpha_dropout  # noqa: E402
+from ember.nn.functional._grid_sample import affine_grid, grid_sample  # noqa: E402
+from ember.nn.functional._linear_cross_entropy import linear_cross_entropy  # noqa: E402
+from ember.nn.functional._loss_ctc import ctc_loss  # noqa: E402
+from ember.nn.functional._loss_likelihood import (  # noqa: E402
+    gaussian_nll_loss,
+    kl_div,
+    poisson_nll_loss,
+)
+from ember.nn.functional._loss_margin import (  # noqa: E402
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+
+__all__ += [
+    "affine_grid",
+    "alpha_dropout",
+    "celu",
+    "celu_",
+    "cosine_embedding_loss",
+    "cosine_similarity",
+    "ctc_loss",
+    "elu_",
+    "feature_alpha_dropout",
+    "gaussian_nll_loss",
+    "glu",
+    "grid_sample",
+    "gumbel_softmax",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh_",
+    "hinge_embedding_loss",
+    "kl_div",
+    "linear_cross_entropy",
+    "margin_ranking_loss",
+    "mish",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "multilabel_soft_margin_loss",
+    "pairwise_distance",
+    "poisson_nll_loss",
+    "prelu",
+    "rrelu",
+    "rrelu_",
+    "selu",
+    "selu_",
+    "soft_margin_loss",
+    "softshrink",
+    "softsign",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+]

@@ -13,7 +13,12 @@ from ember._ops import random as random_ops
 from ember._ops import unary
 from ember._tensor import Tensor, empty_tensor
 
-__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
+__all__ = [
+    "alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
+]  # fmt: skip
+
+# -min(selu) = SELU_SCALE * SELU_ALPHA: the value a dropped unit takes in alpha dropout.
+_ALPHA_PRIME = 1.7580993408473766
 
 
 def _check_probability(p: float) -> None:
@@ -131,3 +136,43 @@ def dropout3d(
     if result is batched or inplace:  # in place, the view wrote through to input
         return input
     return result.squeeze(0)
+
+
+def _alpha_dropout(
+    name: str, input: Tensor, p: float, training: bool, inplace: bool, feature: bool
+) -> Tensor:
+    """PyTorch's alpha dropout: dropped units set to -alpha', then an affine map a x + b that
+    keeps a SELU network's zero mean and unit variance."""
+    _check_probability(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if feature and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if p == 1.0:
+        return ew.mul_(input, 0.0) if inplace else ew.mul(input, 0.0)
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"{name}(): expected a floating-point input, got {input._dtype.name}")
+    shape = (*input._shape[:2], *([1] * (input.ndim - 2))) if feature else input._shape
+    noise = random_ops.uniform_(empty_tensor(shape, input._dtype, input._device))
+    keep = ew.lt(noise, 1.0 - p).to(input._dtype)
+    a = 1.0 / ((_ALPHA_PRIME * _ALPHA_PRIME * p + 1.0) * (1.0 - p)) ** 0.5
+    # b = (keep - 1) * alpha' a + alpha' a p: -alpha' a (1 - p) where dropped, alpha' a p kept.
+    b = ew.add(ew.mul(ew.sub(keep, 1.0), _ALPHA_PRIME * a), _ALPHA_PRIME * a * p)
+    scale = ew.mul(keep, a)
+    if inplace:
+        return ew.add_(ew.mul_(input, scale), b)
+    return ew.add(ew.mul(input, scale), b)
+
+
+def alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Dropout for SELU networks: keeps the input's mean and variance (identity in eval)."""
+    return _alpha_dropout("alpha_dropout", input, p, training, inplace, feature=False)
+
+
+def feature_alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Alpha dropout of whole channels (one draw per (dim 0, dim 1) pair)."""
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, feature=True)
