@@ -304,6 +304,24 @@ double = float64
 long = int64
 int = int32
 
+from ember._ops.linalg_torch_names import (  # noqa: E402
+    cholesky,
+    cholesky_inverse,
+    cholesky_solve,
+    det,
+    inverse,
+    logdet,
+    lu,
+    lu_solve,
+    lu_unpack,
+    matrix_exp,
+    pinverse,
+    qr,
+    slogdet,
+    svd,
+    triangular_solve,
+)
+
 # Subpackages, imported with ember as torch's are.
 from ember import (  # noqa: E402
     accelerator,
@@ -663,3 +681,8 @@ __all__ += [
     "select_scatter",
     "slice_scatter",
 ]
+__all__ += [
+    "cholesky", "cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "lu",
+    "lu_solve", "lu_unpack", "matrix_exp", "pinverse", "qr", "slogdet", "svd",
+    "triangular_solve",
+]  # fmt: skip
