@@ -74,7 +74,7 @@ def _qr_backward_tall(grad_q: Tensor, grad_r: Tensor, q: Tensor, r: Tensor) -> T
     """m >= n: gA = [gQ + Q copyltu(M)] R⁻ᵀ, M = R gRᵀ - gQᵀ Q."""
     m = r @ grad_r.mT - grad_q.mT @ q
     left = grad_q + q @ _symmetric_from_lower(m)
-    return ember.linalg.solve_triangular(r.mT, left.mT, upper=False).mT
+    return ember.linalg.solve_triangular(r, left.mT, upper=True).mT
 
 
 def qr_backward(grad_q: Tensor, grad_r: Tensor, q: Tensor, r: Tensor) -> Tensor:
