@@ -304,6 +304,22 @@ double = float64
 long = int64
 int = int32
 
+
+# Subpackages, imported with ember as torch's are.
+from ember import (  # noqa: E402
+    accelerator,
+    amp,
+    autograd,
+    backends,
+    cpu,
+    cuda,
+    library,
+    linalg,
+    memory,
+    nn,
+    optim,
+    utils,
+)
 from ember._ops.linalg_torch_names import (  # noqa: E402
     cholesky,
     cholesky_inverse,
@@ -320,22 +336,6 @@ from ember._ops.linalg_torch_names import (  # noqa: E402
     slogdet,
     svd,
     triangular_solve,
-)
-
-# Subpackages, imported with ember as torch's are.
-from ember import (  # noqa: E402
-    accelerator,
-    amp,
-    autograd,
-    backends,
-    cpu,
-    cuda,
-    library,
-    linalg,
-    memory,
-    nn,
-    optim,
-    utils,
 )
 from ember._tensor_surface import (  # noqa: E402
     get_device,

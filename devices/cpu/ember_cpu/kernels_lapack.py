@@ -43,9 +43,7 @@ def householder_product(a: Tensor, tau: Tensor) -> None:
     """orgqr over the batch."""
     batch, m, n = _sizes(a)
     k = tau.shape[-1]
-    status = lib.em_householder_product(
-        a.dtype.index, a.data_ptr(), tau.data_ptr(), batch, m, n, k
-    )
+    status = lib.em_householder_product(a.dtype.index, a.data_ptr(), tau.data_ptr(), batch, m, n, k)
     check(status, "householder_product")
 
 

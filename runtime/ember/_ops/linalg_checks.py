@@ -28,7 +28,9 @@ def check_floating(op: str, a: Tensor, name: str = "input") -> None:
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(a).__name__}")
     if a.dtype not in (ember.float32, ember.float64):
         got = _TORCH_DTYPE_NAMES.get(a.dtype.name, a.dtype.name)
-        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as {name}. Got {got}")
+        raise RuntimeError(
+            f"{op}: Expected a floating point or complex tensor as {name}. Got {got}"
+        )
 
 
 def check_matrix(op: str, a: Tensor, name: str = "A") -> None:

@@ -11,8 +11,11 @@ import ember
 from ember._tensor import Tensor
 
 __all__ = [
-    "cholesky_backward", "eigh_backward", "qr_backward", "svd_backward",
+    "cholesky_backward",
+    "eigh_backward",
+    "qr_backward",
     "solve_triangular_backward",
+    "svd_backward",
 ]  # fmt: skip
 
 
@@ -31,7 +34,9 @@ def cholesky_backward(grad_l: Tensor, factor: Tensor) -> Tensor:
     return ember.linalg.solve_triangular(factor, inner, upper=False, left=False)
 
 
-def eigh_backward(grad_values: Tensor, grad_vectors: Tensor, values: Tensor, vectors: Tensor) -> Tensor:
+def eigh_backward(
+    grad_values: Tensor, grad_vectors: Tensor, values: Tensor, vectors: Tensor
+) -> Tensor:
     """A = V diag(L) Vᵀ: gA = V (skew(Vᵀ gV) / E + diag(gL)) Vᵀ, E_ij = L_j - L_i."""
     inner = vectors.mT @ grad_vectors
     inner = 0.5 * (inner - inner.mT)
@@ -41,7 +46,9 @@ def eigh_backward(grad_values: Tensor, grad_vectors: Tensor, values: Tensor, vec
     return vectors @ inner @ vectors.mT
 
 
-def svd_backward(grad_u: Tensor, grad_s: Tensor, grad_vh: Tensor, u: Tensor, s: Tensor, vh: Tensor) -> Tensor:
+def svd_backward(
+    grad_u: Tensor, grad_s: Tensor, grad_vh: Tensor, u: Tensor, s: Tensor, vh: Tensor
+) -> Tensor:
     """A = U diag(S) Vh for distinct singular values (reduced factors):
     gA = U [(skew(Uᵀ gU) S + S skew(Vᵀ gV)) / E + diag(gS)] Vh
          + (I - U Uᵀ) gU S⁻¹ Vh + U S⁻¹ gVhᵀ... (I - V Vᵀ), E_jk = S_k² - S_j²."""
@@ -97,5 +104,7 @@ def solve_triangular_backward(
         a.mT, grad, upper=not upper, left=left, unitriangular=unitriangular
     )
     grad_a = -(grad_b @ x.mT) if left else -(x.mT @ grad_b)
-    grad_a = grad_a.triu(1 if unitriangular else 0) if upper else grad_a.tril(-1 if unitriangular else 0)
+    grad_a = (
+        grad_a.triu(1 if unitriangular else 0) if upper else grad_a.tril(-1 if unitriangular else 0)
+    )
     return grad_a, grad_b

@@ -128,8 +128,7 @@ class _QR(Function):
             )
         if ctx.mode == "complete" and m > n:
             raise RuntimeError(
-                "The QR decomposition is not differentiable when mode='complete' and "
-                "nrows > ncols."
+                "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
             )
         return formulas.qr_backward(grad_q, grad_r, q, r), None
 
@@ -223,9 +222,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     """LU with partial pivoting in LAPACK's compact form, pivots (1-based, int32) and info."""
     check_matrix("torch.linalg.lu_factor_ex", A)
     if not pivot:
-        raise RuntimeError(
-            "linalg.lu_factor: LU without pivoting is not implemented on the CPU"
-        )
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     lu_matrix, pivots, info = raw.lu_factor_raw(A)
     if check_errors:
         raise_for_info("torch.linalg.lu_factor_ex", info, "U[{code},{code}] is zero.")
@@ -267,7 +264,9 @@ def lu_unpack(
     empty = ember.empty(0, dtype=LU_data.dtype, device=LU_data.device)
     lower = upper = permutation = empty
     if unpack_data:
-        lower = LU_data[..., :, :k].tril(-1) + ember.eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
+        lower = LU_data[..., :, :k].tril(-1) + ember.eye(
+            m, k, dtype=LU_data.dtype, device=LU_data.device
+        )
         upper = LU_data[..., :k, :].triu()
     if unpack_pivots:
         order = permutation_rows(LU_pivots, m)

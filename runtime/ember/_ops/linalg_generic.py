@@ -173,7 +173,7 @@ def svd(a: Tensor, u: Tensor, s: Tensor, vh: Tensor, info: Tensor, full_matrices
         wide = m < n
         # Orthogonalise the columns of a tall matrix (a wide one's transpose).
         work = (a[z].mT if wide else a[z]).clone()
-        rows, cols = work.shape
+        cols = work.shape[1]
         right = ember.eye(cols, dtype=a.dtype, device=a.device)
         statuses.append(_one_sided_jacobi(work, right, cols))
         values, order = ember.linalg.vector_norm(work, dim=0).sort(descending=True)

@@ -123,7 +123,9 @@ class _Solve(Function):
         return grad_a, grad_b
 
 
-def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> SolveExResult:
+def solve_ex(
+    A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False
+) -> SolveExResult:
     """solve and LAPACK's status per matrix (info > 0: singular)."""
     op = "linalg.solve"
     check_square(op, A)
@@ -134,7 +136,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     vector = _as_matrix_rhs(A, B)
     b = B.unsqueeze(-1) if vector else B
     if b.dim() < 2 or b.shape[-2] != A.shape[-1]:
-        rows, cols = (B.shape[-1], 1) if vector else (tuple(b.shape[-2:]) + (1,))[:2]
+        rows, cols = (B.shape[-1], 1) if vector else (*b.shape[-2:], 1)[:2]
         raise RuntimeError(
             f"{op}: Incompatible shapes of A and B for the equation AX = B "
             f"({A.shape[-2]}x{A.shape[-1]} and {rows}x{cols})"
@@ -248,7 +250,9 @@ def logdet(input: Tensor) -> Tensor:
     return logabsdet + sign.log()
 
 
-def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
+def lu_solve(
+    LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False
+) -> Tensor:
     """X with A X = B (or Aᵀ X = B, or X A = B) from lu_factor's (LU, pivots)."""
     op = "linalg.lu_solve"
     check_square(op, LU, "LU")

@@ -27,11 +27,14 @@ class LstsqResult(NamedTuple):
     singular_values: Tensor
 
 
+Tolerance = float | Tensor | None
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-def _tolerance(s: Tensor, atol: float | Tensor | None, rtol: float | Tensor | None, size: int) -> Tensor:
-    """max(atol, rtol * σ_max), PyTorch's defaults: rtol = eps * max(m, n) when neither is
+def _tolerance(
+    s: Tensor, atol: float | Tensor | None, rtol: float | Tensor | None, size: int
+) -> Tensor:
+    """max(atol, rtol * s_max), PyTorch's defaults: rtol = eps * max(m, n) when neither is
     given, 0 when only atol is."""
     if rtol is None:
         rtol = 0.0 if atol is not None else ember.finfo(s.dtype).eps * size
@@ -42,7 +45,9 @@ def _tolerance(s: Tensor, atol: float | Tensor | None, rtol: float | Tensor | No
     return tolerance
 
 
-def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> LstsqResult:
+def lstsq(
+    A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None
+) -> LstsqResult:
     """The minimum-norm least-squares solution of A X = B (through the SVD, as gelsd).
 
     As PyTorch: rank for every driver but 'gels'; singular values for 'gelsd'/'gelss';
@@ -53,9 +58,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     check_matrix(op, B if B.dim() > 1 else B.unsqueeze(-1), "other")
     driver = "gelsy" if driver is None else driver
     if driver not in _DRIVERS:
-        raise RuntimeError(
-            f"{op}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
-        )
+        raise RuntimeError(f"{op}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     vector = B.dim() == A.dim() - 1
     b = B.unsqueeze(-1) if vector else B
     if b.shape[-2] != A.shape[-2]:
@@ -65,7 +68,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     if rcond is None:
         rcond = ember.finfo(A.dtype).eps * max(m, n)
     keep = s > _tolerance(s, None, rcond, max(m, n))
-    inverse_s = ember.where(keep, 1.0 / ember.where(keep, s, ember.ones_like(s)), ember.zeros_like(s))
+    inverse_s = ember.where(
+        keep, 1.0 / ember.where(keep, s, ember.ones_like(s)), ember.zeros_like(s)
+    )
     solution = vh.mT @ (inverse_s.unsqueeze(-1) * (u.mT @ b))
     rank = keep.sum(-1)
     empty = ember.empty(0, dtype=A.dtype, device=A.device)
@@ -86,9 +91,10 @@ def _inverse_values(s: Tensor, tolerance: Tensor) -> Tensor:
     return ember.where(keep, 1.0 / ember.where(keep, s, ember.ones_like(s)), ember.zeros_like(s))
 
 
-def pinv(A: Tensor, *, atol: float | Tensor | None = None, rtol: float | Tensor | None = None,
-         hermitian: bool = False) -> Tensor:  # fmt: skip
-    """The Moore-Penrose pseudo-inverse (singular values below max(atol, rtol σ_max) cut)."""
+def pinv(
+    A: Tensor, *, atol: Tolerance = None, rtol: Tolerance = None, hermitian: bool = False
+) -> Tensor:
+    """The Moore-Penrose pseudo-inverse (singular values below max(atol, rtol s_max) cut)."""
     check_matrix("linalg.pinv", A, "input")
     m, n = A.shape[-2:]
     if hermitian:
@@ -102,9 +108,10 @@ def pinv(A: Tensor, *, atol: float | Tensor | None = None, rtol: float | Tensor 
     return (vh.mT * inverse.unsqueeze(-2)) @ u.mT
 
 
-def matrix_rank(A: Tensor, *, atol: float | Tensor | None = None, rtol: float | Tensor | None = None,
-                hermitian: bool = False) -> Tensor:  # fmt: skip
-    """The number of singular values above max(atol, rtol σ_max) (int64)."""
+def matrix_rank(
+    A: Tensor, *, atol: Tolerance = None, rtol: Tolerance = None, hermitian: bool = False
+) -> Tensor:
+    """The number of singular values above max(atol, rtol s_max) (int64)."""
     check_matrix("linalg.matrix_rank", A, "input")
     m, n = A.shape[-2:]
     s = eigh(A).eigenvalues.abs() if hermitian else svd(A, full_matrices=False).S
@@ -112,7 +119,7 @@ def matrix_rank(A: Tensor, *, atol: float | Tensor | None = None, rtol: float | 
 
 
 def cond(A: Tensor, p: str | float | None = None) -> Tensor:
-    """The condition number in the p-norm: σ_max / σ_min for None and 2 (σ_min / σ_max for
+    """The condition number in the p-norm: s_max / s_min for None and 2 (s_min / s_max for
     -2), else ‖A‖_p ‖A⁻¹‖_p for square A."""
     check_matrix("linalg.cond", A)
     if p is None or p in (2, -2):
@@ -158,7 +165,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: tuple[int, ...] | None = None) -> Te
     if dims is not None:
         moved = [d % A.dim() for d in dims]
         A = A.movedim(moved, list(range(A.dim() - len(moved), A.dim())))
-    rest = A.shape[B.dim():]
+    rest = A.shape[B.dim() :]
     rows, cols = B.numel(), math.prod(rest)
     if math.prod(A.shape) != rows * cols or rows != cols:
         raise RuntimeError(

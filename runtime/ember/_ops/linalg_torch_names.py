@@ -67,9 +67,7 @@ def triangular_solve(
 ) -> TriangularSolveResult:
     """torch.triangular_solve: (X with op(A) X = b, a copy of A)."""
     coefficient = A.mT if transpose else A
-    x = sol.solve_triangular(
-        coefficient, b, upper=upper != transpose, unitriangular=unitriangular
-    )
+    x = sol.solve_triangular(coefficient, b, upper=upper != transpose, unitriangular=unitriangular)
     return TriangularSolveResult(x, A.clone())
 
 
