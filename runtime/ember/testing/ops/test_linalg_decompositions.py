@@ -322,3 +322,65 @@ def test_parity_with_torch(device: str, rng, name: str) -> None:
     sum((o * _e(w, device)).sum() for o, w in zip(e_outs, weights, strict=True)).backward()
     sum((o * torch.tensor(w)).sum() for o, w in zip(t_outs, weights, strict=True)).backward()
     _close(e_in.grad, t_in.grad.numpy(), 1e-8)
+
+
+# -- the torch-level names and Tensor methods ----------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:torch.(cholesky|lu_solve|triangular_solve) is deprecated")
+def test_torch_level_names_match_torch(device: str, rng) -> None:
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((2, 4, 3))
+    square = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    spd = _spd(rng, 3)
+    b = rng.standard_normal((3, 2))
+    ea, es, ep, eb = (_e(x, device) for x in (a, square, spd, b))
+    ta, ts, tp, tb = (torch.tensor(x) for x in (a, square, spd, b))
+    for some in (True, False):
+        u, s, v = ember.svd(ea, some=some)
+        tu, tsv, tv = torch.svd(ta, some=some)
+        assert tuple(u.shape) == tuple(tu.shape) and tuple(v.shape) == tuple(tv.shape)
+        _close((u[..., :3] * s.unsqueeze(-2)) @ v[..., :3].mT, a)
+        _close(s, tsv.numpy())
+    no_uv = ember.svd(ea, compute_uv=False)
+    assert not bool(no_uv.U.any().item()) and not bool(no_uv.V.any().item())
+    assert tuple(ember.qr(ea, some=False).Q.shape) == (2, 4, 4)
+    _close(es.det(), torch.det(ts).numpy())
+    _close(es.logdet(), torch.logdet(ts).numpy())
+    _close(es.slogdet().logabsdet, torch.slogdet(ts).logabsdet.numpy())
+    _close(es.inverse(), torch.inverse(ts).numpy())
+    _close(es.matrix_exp(), torch.matrix_exp(ts).numpy())
+    _close(ea.pinverse(), torch.pinverse(ta).numpy())
+    factor = ep.cholesky()
+    _close(factor, torch.cholesky(tp).numpy())
+    _close(eb.cholesky_solve(factor), torch.cholesky_solve(tb, torch.cholesky(tp)).numpy())
+    _close(factor.cholesky_inverse(), torch.cholesky_inverse(torch.cholesky(tp)).numpy())
+    lu_matrix, pivots = es.lu()
+    tlu, tpiv = torch.linalg.lu_factor(ts)
+    _close(lu_matrix, tlu.numpy())
+    assert pivots.tolist() == tpiv.tolist()
+    _close(eb.lu_solve(lu_matrix, pivots), torch.lu_solve(tb, tlu, tpiv).numpy())
+    for got, want in zip(
+        ember.lu_unpack(lu_matrix, pivots), torch.lu_unpack(tlu, tpiv), strict=True
+    ):
+        _close(got, want.numpy())
+    solution, coefficient = eb.triangular_solve(es, upper=False)
+    want = torch.triangular_solve(tb, ts, upper=False)
+    _close(solution, want.solution.numpy())
+    _close(coefficient, square)
+
+
+def test_logdet_of_negative_determinant_is_nan(device: str) -> None:
+    flip = _e(np.array([[0.0, 1.0], [1.0, 0.0]]), device)
+    assert np.isnan(ember.logdet(flip).item())
+
+
+def test_lstsq_drivers_match_torch(device: str, rng) -> None:
+    torch = pytest.importorskip("torch")
+    a, b = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 2))
+    for driver in ("gelsy", "gelsd", "gelss", "gels"):
+        got = ember.linalg.lstsq(_e(a, device), _e(b, device), driver=driver)
+        want = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
+        for g, w in zip(got, want, strict=True):
+            assert tuple(g.shape) == tuple(w.shape), driver
+            _close(g.to(ember.float64), w.double().numpy())
