@@ -232,8 +232,27 @@ class _Det(Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> Tensor:
         a, value = ctx.saved_tensors
-        # The cofactor formula det(A) A⁻ᵀ; for a singular A, the adjugate from the SVD.
-        return (grad * value).unsqueeze(-1).unsqueeze(-1) * inv_ex(a).inverse.mT
+        inverse, info = inv_ex(a)
+        scale = (grad * value).unsqueeze(-1).unsqueeze(-1)
+        if not bool((info != 0).any().item()):
+            return scale * inverse.mT  # the cofactor formula det(A) A⁻ᵀ
+        return grad.unsqueeze(-1).unsqueeze(-1) * _adjugate_transposed(a)
+
+
+def _adjugate_transposed(a: Tensor) -> Tensor:
+    """adj(A)ᵀ = det(U Vh) U diag(the products of all singular values but one) Vh: what
+    the cofactor formula tends to, defined for singular A too."""
+    u, s, vh = ember.linalg.svd(a)
+    eye = ember.eye(s.shape[-1], dtype=ember.bool, device=s.device)
+    others = ember.where(eye, ember.ones_like(s).unsqueeze(-1), s.unsqueeze(-2)).prod(-1)
+    with ember.no_grad():
+        orientation = _signed_det(u.detach()) * _signed_det(vh.detach())
+    return orientation.unsqueeze(-1).unsqueeze(-1) * ((u * others.unsqueeze(-2)) @ vh)
+
+
+def _signed_det(a: Tensor) -> Tensor:
+    sign, diagonal = _lu_sign_and_diagonal(a)
+    return sign * diagonal.prod(-1)
 
 
 def det(A: Tensor) -> Tensor:

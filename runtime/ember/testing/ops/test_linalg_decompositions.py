@@ -370,6 +370,13 @@ def test_torch_level_names_match_torch(device: str, rng) -> None:
     _close(coefficient, square)
 
 
+def test_det_gradient_of_a_singular_matrix_is_the_adjugate(device: str) -> None:
+    a = _e(np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [1.0, 3.0]]]), device)
+    a.requires_grad_()
+    ember.linalg.det(a).sum().backward()
+    _close(a.grad, np.array([[[4.0, -2.0], [-2.0, 1.0]], [[3.0, -1.0], [-1.0, 2.0]]]))
+
+
 def test_logdet_of_negative_determinant_is_nan(device: str) -> None:
     flip = _e(np.array([[0.0, 1.0], [1.0, 0.0]]), device)
     assert np.isnan(ember.logdet(flip).item())
