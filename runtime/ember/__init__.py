@@ -325,12 +325,17 @@ from ember._ops.linalg_torch_names import (  # noqa: E402
     cholesky_inverse,
     cholesky_solve,
     det,
+    frobenius_norm,
+    geqrf,
     inverse,
     logdet,
     lu,
     lu_solve,
     lu_unpack,
     matrix_exp,
+    nuclear_norm,
+    orgqr,
+    ormqr,
     pinverse,
     qr,
     slogdet,
@@ -682,7 +687,7 @@ __all__ += [
     "slice_scatter",
 ]
 __all__ += [
-    "cholesky", "cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "lu",
-    "lu_solve", "lu_unpack", "matrix_exp", "pinverse", "qr", "slogdet", "svd",
-    "triangular_solve",
+    "cholesky", "cholesky_inverse", "cholesky_solve", "det", "frobenius_norm", "geqrf",
+    "inverse", "logdet", "lu", "lu_solve", "lu_unpack", "matrix_exp", "nuclear_norm", "orgqr",
+    "ormqr", "pinverse", "qr", "slogdet", "svd", "triangular_solve",
 ]  # fmt: skip

@@ -164,6 +164,17 @@ class ReductionMethods(TensorCore):
     def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
         return _up.ops.lu_solve(self, LU_data, LU_pivots)
 
+    def geqrf(self) -> Any:
+        return _up.ops.geqrf(self)
+
+    def orgqr(self, input2: Tensor) -> Tensor:
+        return _up.ops.orgqr(self, input2)
+
+    def ormqr(
+        self, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False
+    ) -> Tensor:
+        return _up.ops.ormqr(self, input2, input3, left, transpose)
+
     def triangular_solve(
         self, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False
     ) -> Any:

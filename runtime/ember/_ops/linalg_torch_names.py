@@ -3,18 +3,21 @@ with their own argument conventions, over ember.linalg."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import ember
 from ember._ops import linalg_decompositions as dec
+from ember._ops import linalg_primitives as raw
 from ember._ops import linalg_solvers as sol
 from ember._ops import linalg_spectral as spec
+from ember._ops import norms
+from ember._ops.linalg_checks import check_matrix
 from ember._tensor import Tensor
 
 __all__ = [
-    "cholesky", "cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "lu",
-    "lu_solve", "lu_unpack", "matrix_exp", "pinverse", "qr", "slogdet", "svd",
-    "triangular_solve",
+    "cholesky", "cholesky_inverse", "cholesky_solve", "det", "frobenius_norm", "geqrf",
+    "inverse", "logdet", "lu", "lu_solve", "lu_unpack", "matrix_exp", "nuclear_norm", "orgqr",
+    "ormqr", "pinverse", "qr", "slogdet", "svd", "triangular_solve",
 ]  # fmt: skip
 
 det = sol.det
@@ -25,6 +28,7 @@ matrix_exp = spec.matrix_exp
 cholesky_solve = sol.cholesky_solve
 cholesky_inverse = sol.cholesky_inverse
 lu_unpack = dec.lu_unpack
+orgqr = dec.householder_product
 
 
 class SVDResult(NamedTuple):
@@ -82,3 +86,44 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple[Tensor, 
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """torch.lu_solve: linalg.lu_solve with b first."""
     return sol.lu_solve(LU_data, LU_pivots, b)
+
+
+class GeqrfResult(NamedTuple):
+    a: Tensor
+    tau: Tensor
+
+
+def geqrf(input: Tensor) -> GeqrfResult:
+    """LAPACK's geqrf: R above the diagonal, the Householder vectors below, and tau."""
+    check_matrix("geqrf", input, "input")
+    reflectors, tau = raw.householder_qr_raw(input)
+    return GeqrfResult(reflectors, tau)
+
+
+def ormqr(
+    input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False
+) -> Tensor:
+    """other multiplied by the Q of geqrf's (input, tau): Q C, Qᵀ C, C Q or C Qᵀ."""
+    check_matrix("ormqr", input, "input")
+    m, n = input.shape[-2:]
+    columns = input[..., :, : min(m, n)]
+    if m > columns.shape[-1]:
+        pad = ember.zeros((*input.shape[:-1], m - columns.shape[-1]), dtype=input.dtype,
+                          device=input.device)  # fmt: skip
+        columns = ember.cat([columns, pad], dim=-1)
+    q = raw.householder_product_raw(columns, tau)
+    q = q.mT if transpose else q
+    return q @ other if left else other @ q
+
+
+def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The sum of the singular values (torch.nuclear_norm, deprecated in PyTorch)."""
+    if isinstance(dim, bool):
+        dim, keepdim = None, dim
+    pair = (-2, -1) if dim is None else (int(dim[0]), int(dim[1]))
+    return norms.matrix_norm(input, "nuc", pair, keepdim)
+
+
+def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
+    """The 2-norm of the elements over dim (torch.frobenius_norm, deprecated in PyTorch)."""
+    return norms.vector_norm(input, 2, dim, keepdim)

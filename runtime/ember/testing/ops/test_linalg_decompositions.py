@@ -377,6 +377,29 @@ def test_det_gradient_of_a_singular_matrix_is_the_adjugate(device: str) -> None:
     _close(a.grad, np.array([[[4.0, -2.0], [-2.0, 1.0]], [[3.0, -1.0], [-1.0, 2.0]]]))
 
 
+@pytest.mark.filterwarnings("ignore:.*(nuclear|frobenius)_norm is deprecated")
+def test_lapack_style_torch_names_match_torch(device: str, rng) -> None:
+    torch = pytest.importorskip("torch")
+    a, c = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 2))
+    reflectors, tau = ember.geqrf(_e(a, device))
+    want = torch.geqrf(torch.tensor(a))
+    _close(reflectors, want.a.numpy())
+    _close(tau, want.tau.numpy())
+    _close(reflectors.orgqr(tau), torch.orgqr(want.a, want.tau).numpy())
+    for left, transpose in ((True, False), (True, True)):
+        got = reflectors.ormqr(tau, _e(c, device), left, transpose)
+        expected = torch.ormqr(want.a, want.tau, torch.tensor(c), left, transpose)
+        _close(got, expected.numpy())
+    got = ember.ormqr(reflectors, tau, _e(c.swapaxes(-1, -2), device), left=False)
+    expected = torch.ormqr(want.a, want.tau, torch.tensor(c.swapaxes(-1, -2)), left=False)
+    _close(got, expected.numpy())
+    _close(ember.nuclear_norm(_e(a, device)), torch.nuclear_norm(torch.tensor(a)).numpy())
+    _close(
+        ember.frobenius_norm(_e(a, device)),
+        torch.frobenius_norm(torch.tensor(a), dim=(-2, -1)).numpy(),
+    )
+
+
 def test_logdet_of_negative_determinant_is_nan(device: str) -> None:
     flip = _e(np.array([[0.0, 1.0], [1.0, 0.0]]), device)
     assert np.isnan(ember.logdet(flip).item())
