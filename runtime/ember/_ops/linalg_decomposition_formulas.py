@@ -108,3 +108,27 @@ def solve_triangular_backward(
         grad_a.triu(1 if unitriangular else 0) if upper else grad_a.tril(-1 if unitriangular else 0)
     )
     return grad_a, grad_b
+
+
+def lu_backward(grad_lu: Tensor, lu: Tensor, permutation: Tensor) -> Tensor:
+    """A = P L U, square, from the packed gradient (gL below the diagonal, gU on and
+    above): gA = P L⁻ᵀ (tril(Lᵀ gL, -1) + triu(gU Uᵀ)) U⁻ᵀ."""
+    lower = lu.tril(-1) + ember.eye(lu.shape[-1], dtype=lu.dtype, device=lu.device)
+    upper = lu.triu()
+    inner = (lower.mT @ grad_lu.tril(-1)).tril(-1) + (grad_lu.triu() @ upper.mT).triu()
+    inner = ember.linalg.solve_triangular(lower.mT, inner, upper=True, unitriangular=True)
+    inner = ember.linalg.solve_triangular(upper.mT, inner, upper=False, left=False)
+    return permutation @ inner
+
+
+def householder_product_composite(a: Tensor, tau: Tensor) -> Tensor:
+    """H1 ... Hk applied to the first columns of I in ember ops, so that autograd records
+    every step (the kernel path detaches)."""
+    m, n = a.shape[-2:]
+    rows = ember.arange(m, device=a.device).unsqueeze(-1)
+    q = ember.eye(m, n, dtype=a.dtype, device=a.device).expand(*a.shape[:-2], m, n)
+    for j in reversed(range(tau.shape[-1])):
+        column = a[..., :, j : j + 1]
+        v = ember.where(rows > j, column, (rows == j).to(a.dtype))
+        q = q - tau[..., j, None, None] * (v @ (v.mT @ q))
+    return q

@@ -218,12 +218,31 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
     return svd(A, full_matrices=False).S
 
 
+class _LUFactor(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        lu_matrix, pivots, info = raw.lu_factor_raw(a)
+        ctx.save_for_backward(lu_matrix, pivots)
+        ctx.mark_non_differentiable(pivots, info)
+        return lu_matrix, pivots, info
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor, *_: Any) -> Tensor:
+        lu_matrix, pivots = ctx.saved_tensors
+        if lu_matrix.shape[-1] != lu_matrix.shape[-2]:
+            raise NotImplementedError(
+                "linalg.lu_factor: the derivative of a non-square LU is not implemented"
+            )
+        permutation = lu_unpack(lu_matrix, pivots, unpack_data=False).P
+        return formulas.lu_backward(grad, lu_matrix, permutation)
+
+
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorExResult:
     """LU with partial pivoting in LAPACK's compact form, pivots (1-based, int32) and info."""
     check_matrix("torch.linalg.lu_factor_ex", A)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    lu_matrix, pivots, info = raw.lu_factor_raw(A)
+    lu_matrix, pivots, info = _LUFactor.apply(A)
     if check_errors:
         raise_for_info("torch.linalg.lu_factor_ex", info, "U[{code},{code}] is zero.")
     return LUFactorExResult(lu_matrix, pivots, info)
@@ -296,4 +315,7 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
             "torch.linalg.householder_product: input.shape[-1] must be greater than or equal "
             "to tau.shape[-1]"
         )
-    return raw.householder_product_raw(A, tau.to(A.dtype))
+    tau = tau.to(A.dtype)
+    if ember.is_grad_enabled() and (A.requires_grad or tau.requires_grad):
+        return formulas.householder_product_composite(A, tau)
+    return raw.householder_product_raw(A, tau)

@@ -279,6 +279,9 @@ GRADIENTS: dict[str, tuple[Any, list[tuple[int, ...]]]] = {
         [(3, 3), (3, 2)],
     ),
     "lstsq": (lambda a, b: ember.linalg.lstsq(a, b).solution, [(4, 3), (4, 2)]),
+    "lu_factor": (lambda a: ember.linalg.lu_factor(a).LU, [(2, 3, 3)]),
+    "lu": (lambda a: ember.linalg.lu(a)[1:], [(3, 3)]),
+    "householder_product": (lambda a, t: ember.linalg.householder_product(a, t), [(4, 3), (2,)]),
 }
 
 
