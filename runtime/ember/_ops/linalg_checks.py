@@ -15,6 +15,8 @@ __all__ = [
 class LinAlgError(RuntimeError):
     """Numerically invalid input, such as a singular matrix (torch.linalg.LinAlgError)."""
 
+    __module__ = "ember.linalg"  # where users import it from, and how tracebacks name it
+
 
 _TORCH_DTYPE_NAMES = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int32": "Int", "int64": "Long",
