@@ -261,17 +261,19 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:
 
 
 def permutation_rows(pivots: Tensor, m: int) -> Tensor:
-    """The row order P^T applies (int64, (*, m)) from LAPACK's sequential swaps."""
-    batch_shape = pivots.shape[:-1]
-    order = ember.arange(m, device=pivots.device).expand(*batch_shape, m).clone()
-    swaps = pivots.long() - 1
-    for i in range(pivots.shape[-1]):
-        target = swaps[..., i : i + 1]
-        here = order[..., i : i + 1].clone()
-        there = order.gather(-1, target)
-        order[..., i : i + 1] = there
-        order.scatter_(-1, target, here)
-    return order
+    """The row order P^T applies (int64, (*, m)) from LAPACK's sequential swaps.
+
+    The swaps are bookkeeping on k small integers per matrix, inherently sequential: they
+    run on the host, where one read of the pivots replaces k rounds of device ops."""
+    batch_shape = tuple(pivots.shape[:-1])
+    orders = []
+    for swaps in pivots.reshape(-1, pivots.shape[-1]).tolist():
+        order = list(range(m))
+        for i, target in enumerate(swaps):
+            order[i], order[target - 1] = order[target - 1], order[i]
+        orders.append(order)
+    result = ember.tensor(orders, dtype=ember.int64, device=pivots.device)
+    return result.reshape(*batch_shape, m)
 
 
 def lu_unpack(
