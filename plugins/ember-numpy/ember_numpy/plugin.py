@@ -8,7 +8,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ember.plugins.sdk import DeviceBackend, KernelRegistry, hookimpl
-from ember_numpy import linalg, planned, tensors
+from ember_numpy import planned, tensors
 
 
 class NumpyBackend(DeviceBackend):
@@ -52,10 +52,5 @@ def ember_devices() -> list[DeviceBackend]:
 
 @hookimpl
 def ember_kernels(registry: KernelRegistry) -> None:
-    for name, kernel in {
-        **planned.RENDERED,
-        **planned.KERNELS,
-        **tensors.KERNELS,
-        **linalg.KERNELS,
-    }.items():
+    for name, kernel in {**planned.RENDERED, **planned.KERNELS, **tensors.KERNELS}.items():
         registry.register(name, "numpy", kernel, rendered=name in planned.RENDERED)
