@@ -1,16 +1,17 @@
 """Generic defaults of the LAPACK-level primitives, written in ember ops.
 
-A device without native kernels for `lu_factor_`, `cholesky_`, ... (opencl, cuda) runs
-these: unblocked LU with partial pivoting, Cholesky-Banachiewicz, Householder QR with
-LAPACK's conventions, cyclic Jacobi for eigh and one-sided (Hestenes) Jacobi for the SVD.
-They work one matrix of the batch at a time and read the pivots and rotation angles on
-the host, so they suit the small matrices such code meets; a device that cares about
-speed registers a kernel. Signatures are the kernels' (ember._ops.names).
+A device without native kernels for `lu_factor_`, `cholesky_`, ... (opencl, cuda, the
+reference device) runs these: unblocked LU with partial pivoting, Cholesky-Banachiewicz,
+Householder QR with LAPACK's conventions, cyclic Jacobi for eigh and one-sided
+(Hestenes) Jacobi for the SVD. Each step is a few ops over the whole batch at once
+(per-matrix choices such as pivots and rotation angles are tensors, applied with
+`where`), and the only host reads are the Jacobi sweeps' convergence tests, so the cost
+is O(n) (O(n^2) per sweep) op launches whatever the batch size. They suit the moderate
+sizes such code meets; a device that cares about speed registers kernels. Signatures are
+the kernels' (ember._ops.names); every operand is (B, ...) and written in place.
 """
 
 from __future__ import annotations
-
-import math
 
 import ember
 from ember._tensor import Tensor
@@ -23,214 +24,209 @@ __all__ = [
 _SWEEPS = 60
 
 
-def _set_ints(target: Tensor, values: list[list[int]] | list[int]) -> None:
-    target.copy_(ember.tensor(values, dtype=target.dtype).reshape(target.shape))
+def _index(n: int, like: Tensor) -> Tensor:
+    return ember.arange(n, device=like.device)
+
+
+def _first_failure(info: Tensor, failed: Tensor, code: int) -> Tensor:
+    """info with `code` where a matrix fails now and had not failed before (LAPACK
+    reports the first)."""
+    return ember.where((info == 0) & failed, code, info)
 
 
 def lu_factor(a: Tensor, pivots: Tensor, info: Tensor) -> None:
-    """getrf, one matrix at a time."""
+    """getrf: partial pivoting, every matrix's row swap done by one gather."""
     batch, m, n = a.shape
-    pivot_rows: list[list[int]] = []
-    infos: list[int] = []
-    for z in range(batch):
-        rows, status = _lu_one(a[z], m, n)
-        pivot_rows.append(rows)
-        infos.append(status)
-    _set_ints(pivots, pivot_rows)
-    _set_ints(info, infos)
-
-
-def _lu_one(lu: Tensor, m: int, n: int) -> tuple[list[int], int]:
-    rows: list[int] = []
-    status = 0
+    work = a.clone()
+    rows, cols = _index(m, a), _index(n, a)
+    status = ember.zeros(batch, dtype=ember.int64, device=a.device)
+    chosen = []
     for j in range(min(m, n)):
-        p = j + int(lu[j:, j].abs().argmax().item())
-        rows.append(p + 1)
-        if p != j:
-            row = lu[j].clone()
-            lu[j] = lu[p]
-            lu[p] = row
-        pivot = float(lu[j, j].item())
-        if pivot == 0.0:
-            status = status or j + 1
-            continue
-        if j + 1 < m:
-            lu[j + 1 :, j] = lu[j + 1 :, j] / pivot
-            if j + 1 < n:
-                lu[j + 1 :, j + 1 :] -= ember.outer(lu[j + 1 :, j], lu[j, j + 1 :])
-    return rows, status
+        p = work[:, j:, j].abs().argmax(-1) + j
+        chosen.append(p)
+        p_col = p.unsqueeze(-1)
+        order = ember.where(rows == j, p_col, ember.where(rows == p_col, j, rows))
+        work = work.gather(1, order.unsqueeze(-1).expand(batch, m, n))
+        pivot = work[:, j, j]
+        zero = pivot == 0
+        status = _first_failure(status, zero, j + 1)
+        # A zero pivot means a zero column below it: its multipliers stay zero.
+        multipliers = ember.where(
+            rows > j, work[:, :, j] / ember.where(zero, 1.0, pivot).unsqueeze(-1), 0.0
+        )
+        pivot_row = ember.where(cols > j, work[:, j, :], 0.0)
+        work = work - multipliers.unsqueeze(-1) * pivot_row.unsqueeze(-2)
+        below = (rows > j).unsqueeze(-1) & (cols == j)
+        work = ember.where(below, multipliers.unsqueeze(-1), work)
+    a.copy_(work)
+    if chosen:
+        pivots.copy_(ember.stack(chosen, -1) + 1)
+    info.copy_(status)
 
 
 def cholesky(a: Tensor, info: Tensor) -> None:
-    """potrf (lower), one matrix at a time."""
-    _set_ints(info, [_cholesky_one(a[z], a.shape[1]) for z in range(a.shape[0])])
-
-
-def _cholesky_one(factor: Tensor, n: int) -> int:
+    """potrf (lower), column by column over the batch."""
+    batch, n, _ = a.shape
+    source = a.clone()
+    factor = ember.zeros_like(a)
+    status = ember.zeros(batch, dtype=ember.int64, device=a.device)
     for j in range(n):
-        row = factor[j, :j]
-        d = float((factor[j, j] - (row * row).sum()).item())
-        if not d > 0.0:
-            return j + 1
-        root = math.sqrt(d)
-        factor[j, j] = root
+        row = factor[:, j, :j]
+        d = source[:, j, j] - (row * row).sum(-1)
+        bad = ~(d > 0)
+        status = _first_failure(status, bad, j + 1)
+        root = ember.where(bad, 1.0, d).sqrt()
+        factor[:, j, j] = root
         if j + 1 < n:
-            factor[j + 1 :, j] = (factor[j + 1 :, j] - factor[j + 1 :, :j] @ row) / root
-    return 0
+            below = source[:, j + 1 :, j] - (factor[:, j + 1 :, :j] @ row.unsqueeze(-1)).squeeze(-1)
+            factor[:, j + 1 :, j] = below / root.unsqueeze(-1)
+    a.copy_(factor)
+    info.copy_(status)
 
 
 def householder_qr(a: Tensor, tau: Tensor) -> None:
-    """geqrf, one matrix at a time."""
-    batch, m, n = a.shape
-    for z in range(batch):
-        for j in range(min(m, n)):
-            tau[z, j] = _reflect(a[z], j, m, n)
+    """geqrf: LAPACK's dlarfg per column (beta = -sign(alpha) |x|, tau = 0 when the part
+    below the diagonal is already zero), applied to the columns after it."""
+    m, n = a.shape[1:]
+    for j in range(min(m, n)):
+        alpha = a[:, j, j].clone()
+        tail = a[:, j + 1 :, j].clone()
+        tail_norm = ember.linalg.vector_norm(tail, dim=-1)
+        trivial = tail_norm == 0
+        norm = (alpha * alpha + tail_norm * tail_norm).sqrt()
+        beta = -ember.where(alpha >= 0, norm, -norm)
+        scale = ember.where(trivial, 0.0, (beta - alpha) / ember.where(trivial, 1.0, beta))
+        v_tail = tail / ember.where(trivial, 1.0, alpha - beta).unsqueeze(-1)
+        a[:, j + 1 :, j] = v_tail
+        a[:, j, j] = ember.where(trivial, alpha, beta)
+        tau[:, j] = scale
+        if j + 1 < n:
+            _reflect(a[:, j:, j + 1 :], v_tail, scale)
 
 
-def _reflect(qr: Tensor, j: int, m: int, n: int) -> float:
-    """LAPACK's dlarfg on column j below row j, applied to the columns after it."""
-    alpha = float(qr[j, j].item())
-    tail = qr[j + 1 :, j]
-    tail_norm = float(ember.linalg.vector_norm(tail).item()) if j + 1 < m else 0.0
-    if tail_norm == 0.0:
-        return 0.0
-    beta = -math.copysign(math.hypot(alpha, tail_norm), alpha)
-    scale = (beta - alpha) / beta
-    qr[j + 1 :, j] = tail / (alpha - beta)
-    qr[j, j] = beta
-    if j + 1 < n:
-        v = ember.cat([ember.ones(1, dtype=qr.dtype, device=qr.device), qr[j + 1 :, j]])
-        block = qr[j:, j + 1 :]
-        block -= scale * ember.outer(v, v @ block)
-    return scale
+def _reflect(block: Tensor, v_tail: Tensor, scale: Tensor) -> None:
+    """block -= tau v (vᵀ block) in place, v = (1, v_tail) per matrix."""
+    one = ember.ones((block.shape[0], 1), dtype=block.dtype, device=block.device)
+    v = ember.cat([one, v_tail], -1).unsqueeze(-1)
+    block -= scale.unsqueeze(-1).unsqueeze(-1) * (v @ (v.mT @ block))
 
 
 def householder_product(a: Tensor, tau: Tensor) -> None:
-    """orgqr, one matrix at a time: apply H_k ... H_1 to the first columns of I."""
+    """orgqr: H_k ... H_1 applied to the first columns of the identity."""
     batch, m, n = a.shape
-    k = tau.shape[-1]
-    for z in range(batch):
-        reflectors = a[z].clone()
-        q = ember.eye(m, n, dtype=a.dtype, device=a.device)
-        for j in reversed(range(k)):
-            v = ember.cat([ember.ones(1, dtype=a.dtype, device=a.device), reflectors[j + 1 :, j]])
-            block = q[j:, :]
-            block -= tau[z, j] * ember.outer(v, v @ block)
-        a[z] = q
+    reflectors = a.clone()
+    a.copy_(ember.eye(m, n, dtype=a.dtype, device=a.device).expand(batch, m, n))
+    for j in reversed(range(tau.shape[-1])):
+        _reflect(a[:, j:, :], reflectors[:, j + 1 :, j], tau[:, j])
+
+
+def _rotation(diagonal_gap: Tensor, coupling: Tensor, skip: Tensor) -> tuple[Tensor, Tensor]:
+    """cos and sin of the Jacobi rotation zeroing `coupling`: t = sign(θ)/(|θ| + √(θ²+1)),
+    θ = diagonal_gap / (2 coupling); the identity where `skip`."""
+    theta = diagonal_gap / (2.0 * ember.where(skip, 1.0, coupling))
+    magnitude = 1.0 / (theta.abs() + (theta * theta + 1.0).sqrt())
+    t = ember.where(theta >= 0, magnitude, -magnitude)
+    cos = 1.0 / (t * t + 1.0).sqrt()
+    return ember.where(skip, 1.0, cos), ember.where(skip, 0.0, t * cos)
+
+
+def _rotate_columns(x: Tensor, p: int, q: int, cos: Tensor, sin: Tensor) -> None:
+    c, s = cos.unsqueeze(-1), sin.unsqueeze(-1)
+    xp, xq = x[:, :, p].clone(), x[:, :, q].clone()
+    x[:, :, p] = c * xp - s * xq
+    x[:, :, q] = s * xp + c * xq
 
 
 def eigh(a: Tensor, w: Tensor, info: Tensor) -> None:
-    """syevd by cyclic Jacobi rotations, one matrix at a time; eigenvalues ascending."""
+    """syevd by cyclic Jacobi rotations over the batch; eigenvalues ascending."""
     batch, n, _ = a.shape
-    statuses = []
-    for z in range(batch):
-        lower = a[z].tril()
-        s = lower + lower.tril(-1).mT
-        v = ember.eye(n, dtype=a.dtype, device=a.device)
-        statuses.append(_jacobi(s, v, n))
-        values, order = s.diagonal().sort()
-        w[z] = values
-        a[z] = v[:, order]
-    _set_ints(info, statuses)
-
-
-def _rotate(x: Tensor, p: int, q: int, c: float, s: float, columns: bool) -> None:
-    xp = (x[:, p] if columns else x[p]).clone()
-    xq = (x[:, q] if columns else x[q]).clone()
-    if columns:
-        x[:, p] = c * xp - s * xq
-        x[:, q] = s * xp + c * xq
-    else:
-        x[p] = c * xp - s * xq
-        x[q] = s * xp + c * xq
-
-
-def _jacobi(s: Tensor, v: Tensor, n: int) -> int:
-    eps = ember.finfo(s.dtype).eps
+    lower = a.tril()
+    s = lower + lower.tril(-1).mT
+    v = ember.eye(n, dtype=a.dtype, device=a.device).expand(batch, n, n).clone()
+    eps = ember.finfo(a.dtype).eps
+    converged = False
     for _ in range(_SWEEPS):
-        off = float((s - s.diagonal().diag()).square().sum().item())
-        if off <= (eps * eps) * float(s.square().sum().item()) or off == 0.0:
-            return 0
+        off = (s - ember.diag_embed(s.diagonal(dim1=-2, dim2=-1))).square().sum((-2, -1))
+        if bool((off <= eps * eps * s.square().sum((-2, -1))).all().item()):
+            converged = True
+            break
         for p in range(n - 1):
             for q in range(p + 1, n):
-                (spp, spq), (_, sqq) = s[[p, q]][:, [p, q]].tolist()
-                if spq == 0.0:
-                    continue
-                theta = (sqq - spp) / (2.0 * spq)
-                t = math.copysign(1.0, theta) / (abs(theta) + math.hypot(theta, 1.0))
-                c = 1.0 / math.hypot(t, 1.0)
-                _rotate(s, p, q, c, t * c, columns=False)
-                _rotate(s, p, q, c, t * c, columns=True)
-                _rotate(v, p, q, c, t * c, columns=True)
-    return 1
+                coupling = s[:, p, q].clone()
+                cos, sin = _rotation(s[:, q, q] - s[:, p, p], coupling, coupling == 0)
+                _rotate_columns(s, p, q, cos, sin)
+                _rotate_columns(s.mT, p, q, cos, sin)
+                _rotate_columns(v, p, q, cos, sin)
+    values, order = s.diagonal(dim1=-2, dim2=-1).sort(-1)
+    w.copy_(values)
+    a.copy_(v.gather(2, order.unsqueeze(-2).expand(batch, n, n)))
+    info.fill_(0 if converged else 1)
 
 
 def svd(a: Tensor, u: Tensor, s: Tensor, vh: Tensor, info: Tensor, full_matrices: bool) -> None:
-    """gesdd by one-sided Jacobi, one matrix at a time; singular values descending."""
+    """gesdd by one-sided Jacobi over the batch; singular values descending."""
     batch, m, n = a.shape
-    statuses = []
-    for z in range(batch):
-        wide = m < n
-        # Orthogonalise the columns of a tall matrix (a wide one's transpose).
-        work = (a[z].mT if wide else a[z]).clone()
-        cols = work.shape[1]
-        right = ember.eye(cols, dtype=a.dtype, device=a.device)
-        statuses.append(_one_sided_jacobi(work, right, cols))
-        values, order = ember.linalg.vector_norm(work, dim=0).sort(descending=True)
-        left = _orthonormal_columns(work[:, order], values, full_matrices)
-        right = right[:, order]
-        s[z] = values
-        if wide:
-            u[z] = right[:, : u.shape[2]]
-            vh[z] = left[:, : vh.shape[1]].mT
-        else:
-            u[z] = left[:, : u.shape[2]]
-            vh[z] = right[:, : vh.shape[1]].mT
-    _set_ints(info, statuses)
+    wide = m < n
+    # Orthogonalise the columns of a tall matrix (a wide one's transpose).
+    work = (a.mT if wide else a).clone()
+    rows, cols = work.shape[1:]
+    right = ember.eye(cols, dtype=a.dtype, device=a.device).expand(batch, cols, cols).clone()
+    converged = _one_sided_jacobi(work, right, cols)
+    values, order = ember.linalg.vector_norm(work, dim=1).sort(-1, descending=True)
+    work = work.gather(2, order.unsqueeze(1).expand(batch, rows, cols))
+    right = right.gather(2, order.unsqueeze(1).expand(batch, cols, cols))
+    left = _orthonormal_columns(work, values, rows if full_matrices else cols)
+    s.copy_(values)
+    if wide:
+        u.copy_(right)
+        vh.copy_(left.mT)
+    else:
+        u.copy_(left)
+        vh.copy_(right.mT)
+    info.fill_(0 if converged else 1)
 
 
-def _one_sided_jacobi(work: Tensor, right: Tensor, cols: int) -> int:
+def _one_sided_jacobi(work: Tensor, right: Tensor, cols: int) -> bool:
     eps = ember.finfo(work.dtype).eps
     for _ in range(_SWEEPS):
-        rotated = False
+        rotated = ember.zeros((), dtype=ember.bool, device=work.device)
         for p in range(cols - 1):
             for q in range(p + 1, cols):
-                (alpha, gamma), (_, beta) = (work[:, [p, q]].mT @ work[:, [p, q]]).tolist()
-                if abs(gamma) <= eps * math.sqrt(alpha * beta) or gamma == 0.0:
-                    continue
-                rotated = True
-                zeta = (beta - alpha) / (2.0 * gamma)
-                t = math.copysign(1.0, zeta) / (abs(zeta) + math.hypot(zeta, 1.0))
-                c = 1.0 / math.hypot(t, 1.0)
-                _rotate(work, p, q, c, t * c, columns=True)
-                _rotate(right, p, q, c, t * c, columns=True)
-        if not rotated:
-            return 0
-    return 1
+                ap, aq = work[:, :, p], work[:, :, q]
+                alpha, beta, gamma = (ap * ap).sum(-1), (aq * aq).sum(-1), (ap * aq).sum(-1)
+                skip = gamma.abs() <= eps * (alpha * beta).sqrt()
+                rotated = rotated | (~skip).any()
+                cos, sin = _rotation(beta - alpha, gamma, skip)
+                _rotate_columns(work, p, q, cos, sin)
+                _rotate_columns(right, p, q, cos, sin)
+        if not bool(rotated.item()):
+            return True
+    return False
 
 
-def _orthonormal_columns(work: Tensor, values: Tensor, full: bool) -> Tensor:
+def _orthonormal_columns(work: Tensor, values: Tensor, width: int) -> Tensor:
     """The left singular vectors: work's columns normalised where the value is not
-    negligible, the rest (and, for full, the complement) completed orthonormally."""
-    rows = work.shape[0]
-    tolerance = float(values[0].item()) * rows * ember.finfo(work.dtype).eps
-    rank = int((values > tolerance).sum().item())
-    basis = work[:, :rank] / values[:rank]
-    return _complete(basis, rows if full else work.shape[1])
-
-
-def _complete(basis: Tensor, width: int) -> Tensor:
-    """basis (m, r) orthonormal, extended to `width` orthonormal columns."""
-    rows, rank = basis.shape
-    if rank >= width:
-        return basis[:, :width]
-    stacked = ember.cat([basis, ember.eye(rows, dtype=basis.dtype, device=basis.device)], dim=1)
-    q = stacked.clone().unsqueeze(0)
-    tau = ember.zeros((1, rows), dtype=basis.dtype, device=basis.device)
-    householder_qr(q, tau)
-    full = q[:, :, :rows].clone()
-    householder_product(full, tau)
-    return ember.cat([basis, full[0, :, rank:width]], dim=1)
+    negligible, the others (trailing, as the values are sorted) and, up to `width`, the
+    complement completed orthonormally by a Householder QR of [basis | I]."""
+    batch, rows, cols = work.shape
+    tolerance = values[:, :1] * (rows * ember.finfo(work.dtype).eps)
+    keep = values > tolerance
+    basis = ember.where(keep.unsqueeze(1), work / ember.where(keep, values, 1.0).unsqueeze(1), 0.0)
+    eye = ember.eye(rows, dtype=work.dtype, device=work.device).expand(batch, rows, rows)
+    stacked = ember.cat([basis, eye], dim=-1)
+    tau = ember.zeros((batch, rows), dtype=work.dtype, device=work.device)
+    householder_qr(stacked, tau)
+    # Where a column was kept, Q's column is it up to R's diagonal sign (±1).
+    signs = ember.where(keep, stacked.diagonal(dim1=-2, dim2=-1)[:, :cols].sign(), 1.0)
+    q = stacked[:, :, :rows].clone()
+    householder_product(q, tau)
+    ones = (
+        ember.ones((batch, width - cols), dtype=work.dtype, device=work.device)
+        if width > cols
+        else None
+    )
+    column_signs = signs[:, :width] if ones is None else ember.cat([signs, ones], -1)
+    return q[:, :, :width] * column_signs.unsqueeze(1)
 
 
 def triangular_solve(a: Tensor, b: Tensor, upper: bool, unitriangular: bool) -> None:

@@ -270,7 +270,7 @@ GRADIENTS: dict[str, tuple[Any, list[tuple[int, ...]]]] = {
     "qr_tall": (lambda a: ember.linalg.qr(a), [(4, 3)]),
     "qr_wide": (lambda a: ember.linalg.qr(a), [(2, 4)]),
     "eigh": (lambda a: ember.linalg.eigh(_symmetric(a)), [(3, 3)]),
-    "svd": (lambda a: ember.linalg.svd(a, full_matrices=False), [(4, 3)]),
+    "svd": (lambda a: ember.linalg.svd(a, full_matrices=False), [(3, 2)]),
     "svd_wide": (lambda a: ember.linalg.svd(a, full_matrices=False), [(2, 3)]),
     "solve_triangular": (
         lambda a, b: ember.linalg.solve_triangular(
@@ -278,7 +278,7 @@ GRADIENTS: dict[str, tuple[Any, list[tuple[int, ...]]]] = {
         ),
         [(3, 3), (3, 2)],
     ),
-    "lstsq": (lambda a, b: ember.linalg.lstsq(a, b).solution, [(4, 3), (4, 2)]),
+    "lstsq": (lambda a, b: ember.linalg.lstsq(a, b).solution, [(3, 2), (3, 1)]),
     "lu_factor": (lambda a: ember.linalg.lu_factor(a).LU, [(2, 3, 3)]),
     "lu": (lambda a: ember.linalg.lu(a)[1:], [(3, 3)]),
     "householder_product": (lambda a, t: ember.linalg.householder_product(a, t), [(4, 3), (2,)]),
