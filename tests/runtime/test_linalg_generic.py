@@ -80,3 +80,25 @@ def test_triangular_solve(rng: np.random.Generator) -> None:
     b = rng.standard_normal((4, 2))
     got = ember.linalg.solve_triangular(ember.tensor(a), ember.tensor(b), upper=False)
     _close(got, np.linalg.solve(a, b))
+
+
+def test_batches_mix_pivots_ranks_and_failures(rng: np.random.Generator) -> None:
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((4, 3, 3))
+    a[1] = [[0.0, 1.0, 2.0], [0.0, 3.0, 4.0], [0.0, 5.0, 6.0]]  # a zero first column
+    a[2] = np.outer([1.0, 2.0, 3.0], [1.0, 0.0, -1.0])  # rank one
+    got = ember.linalg.lu_factor_ex(ember.tensor(a))
+    want = torch.linalg.lu_factor_ex(torch.tensor(a))
+    _close(got.LU, want.LU.numpy())
+    assert got.pivots.tolist() == want.pivots.tolist()
+    assert got.info.tolist() == want.info.tolist()
+    u, s, vh = ember.linalg.svd(ember.tensor(a))
+    _close(s, np.linalg.svd(a, compute_uv=False))
+    _close(u.mT @ u, np.broadcast_to(np.eye(3), (4, 3, 3)))
+    _close(vh @ vh.mT, np.broadcast_to(np.eye(3), (4, 3, 3)))
+    _close((u * s.unsqueeze(-2)) @ vh, a)
+    spd = np.stack([np.eye(3), np.diag([1.0, -1.0, 1.0]), np.diag([1.0, 1.0, 0.0]), 2 * np.eye(3)])
+    assert ember.linalg.cholesky_ex(ember.tensor(spd)).info.tolist() == [0, 2, 3, 0]
+    values, vectors = ember.linalg.eigh(ember.tensor(spd))
+    _close(values, np.linalg.eigvalsh(spd))
+    _close(vectors.mT @ vectors, np.broadcast_to(np.eye(3), (4, 3, 3)))

@@ -4,6 +4,7 @@ with PyTorch's messages."""
 from __future__ import annotations
 
 import ember
+from ember._errors import DTypeError
 from ember._tensor import Tensor
 
 __all__ = [
@@ -25,14 +26,16 @@ _TORCH_DTYPE_NAMES = {
 
 
 def check_floating(op: str, a: Tensor, name: str = "input") -> None:
-    """float32 or float64 (LAPACK's real precisions), as PyTorch's CPU linalg."""
+    """float32 or float64 (LAPACK's real precisions), as PyTorch's CPU linalg; any other
+    dtype raises DTypeError (a RuntimeError, as PyTorch's) with PyTorch's message."""
     if not isinstance(a, Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(a).__name__}")
-    if a.dtype not in (ember.float32, ember.float64):
-        got = _TORCH_DTYPE_NAMES.get(a.dtype.name, a.dtype.name)
-        raise RuntimeError(
-            f"{op}: Expected a floating point or complex tensor as {name}. Got {got}"
-        )
+    if a.dtype in (ember.float32, ember.float64):
+        return
+    got = _TORCH_DTYPE_NAMES.get(a.dtype.name, a.dtype.name)
+    if a.dtype.is_floating_point:
+        raise DTypeError(f"{op}: Low precision dtypes not supported. Got {got}")
+    raise DTypeError(f"{op}: Expected a floating point or complex tensor as {name}. Got {got}")
 
 
 def check_matrix(op: str, a: Tensor, name: str = "A") -> None:

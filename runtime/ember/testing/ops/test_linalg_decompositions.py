@@ -171,6 +171,8 @@ def test_shape_and_dtype_errors(device: str) -> None:
         RuntimeError, match=r"Expected a floating point or complex tensor as input\. Got Long"
     ):
         ember.linalg.det(ember.ones(2, 2, dtype=ember.int64, device=device))
+    with pytest.raises(ember.DTypeError, match=r"Low precision dtypes not supported\. Got Half"):
+        ember.linalg.cholesky(ember.eye(2, dtype=ember.float16, device=device))
     with pytest.raises(RuntimeError, match="at least 2 dimensions"):
         ember.linalg.qr(ember.ones(3, device=device))
     with pytest.raises(NotImplementedError, match="complex"):
