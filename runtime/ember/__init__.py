@@ -336,10 +336,12 @@ from ember._ops.linalg_torch_names import (  # noqa: E402
     nuclear_norm,
     orgqr,
     ormqr,
+    pca_lowrank,
     pinverse,
     qr,
     slogdet,
     svd,
+    svd_lowrank,
     triangular_solve,
 )
 from ember._tensor_surface import (  # noqa: E402
@@ -689,5 +691,6 @@ __all__ += [
 __all__ += [
     "cholesky", "cholesky_inverse", "cholesky_solve", "det", "frobenius_norm", "geqrf",
     "inverse", "logdet", "lu", "lu_solve", "lu_unpack", "matrix_exp", "nuclear_norm", "orgqr",
-    "ormqr", "pinverse", "qr", "slogdet", "svd", "triangular_solve",
+    "ormqr", "pca_lowrank", "pinverse", "qr", "slogdet", "svd", "svd_lowrank",
+    "triangular_solve",
 ]  # fmt: skip

@@ -12,12 +12,14 @@ from ember._ops import linalg_solvers as sol
 from ember._ops import linalg_spectral as spec
 from ember._ops import norms
 from ember._ops.linalg_checks import check_matrix
+from ember._ops.linalg_lowrank import pca_lowrank, svd_lowrank
 from ember._tensor import Tensor
 
 __all__ = [
     "cholesky", "cholesky_inverse", "cholesky_solve", "det", "frobenius_norm", "geqrf",
     "inverse", "logdet", "lu", "lu_solve", "lu_unpack", "matrix_exp", "nuclear_norm", "orgqr",
-    "ormqr", "pinverse", "qr", "slogdet", "svd", "triangular_solve",
+    "ormqr", "pca_lowrank", "pinverse", "qr", "slogdet", "svd", "svd_lowrank",
+    "triangular_solve",
 ]  # fmt: skip
 
 det = sol.det

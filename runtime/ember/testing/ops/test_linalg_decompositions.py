@@ -405,6 +405,20 @@ def test_lapack_style_torch_names_match_torch(device: str, rng) -> None:
     )
 
 
+def test_lowrank_recovers_a_low_rank_matrix(device: str, rng) -> None:
+    a = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 5))
+    ember.manual_seed(0)
+    u, s, v = ember.svd_lowrank(_e(a, device), q=3)
+    assert tuple(u.shape) == (8, 3) and tuple(v.shape) == (5, 3)
+    _close(s[:2], np.linalg.svd(a, compute_uv=False)[:2])
+    _close((u * s) @ v.mT, a)
+    u, s, v = ember.svd_lowrank(_e(a.T, device), q=2)
+    _close((u * s) @ v.mT, a.T)
+    centered = a - a.mean(0)
+    u, s, v = ember.pca_lowrank(_e(a, device), q=2)
+    _close(s, np.linalg.svd(centered, compute_uv=False)[:2])
+
+
 def test_logdet_of_negative_determinant_is_nan(device: str) -> None:
     flip = _e(np.array([[0.0, 1.0], [1.0, 0.0]]), device)
     assert np.isnan(ember.logdet(flip).item())
