@@ -304,7 +304,6 @@ double = float64
 long = int64
 int = int32
 
-
 # Subpackages, imported with ember as torch's are.
 from ember import (  # noqa: E402
     accelerator,
