@@ -227,6 +227,9 @@ def test_lstsq_pinv_rank_cond_exp(device: str, rng) -> None:
     _close(ember.linalg.matrix_norm(_e(a, device), "nuc"), np.linalg.norm(a, "nuc"))
     _close(ember.linalg.matrix_norm(_e(a, device), 2), np.linalg.norm(a, 2))
     _close(ember.linalg.matrix_norm(_e(a, device), -2), np.linalg.norm(a, -2))
+    batched = rng.standard_normal((2, 3, 4))
+    got = ember.linalg.matrix_norm(_e(batched, device), "nuc", dim=(2, 0), keepdim=True)
+    _close(got, np.linalg.norm(batched, "nuc", axis=(2, 0), keepdims=True))
     rotation = np.array([[0.0, -1.0], [1.0, 0.0]])
     _close(
         ember.linalg.matrix_exp(_e(rotation, device)),
