@@ -9,7 +9,7 @@ from ember._tensor import Tensor
 
 __all__ = [
     "LinAlgError", "check_floating", "check_matrix", "check_square", "failed_batches",
-    "raise_for_info",
+    "raise_for_info", "torch_dtype_name",
 ]  # fmt: skip
 
 
@@ -21,8 +21,13 @@ class LinAlgError(RuntimeError):
 
 _TORCH_DTYPE_NAMES = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int32": "Int", "int64": "Long",
-    "float16": "Half",
+    "float16": "Half", "float32": "Float", "float64": "Double",
 }  # fmt: skip
+
+
+def torch_dtype_name(dt: ember.dtype) -> str:
+    """The name PyTorch's messages give a dtype (Float, Long, ...)."""
+    return _TORCH_DTYPE_NAMES.get(dt.name, dt.name)
 
 
 def check_floating(op: str, a: Tensor, name: str = "input") -> None:

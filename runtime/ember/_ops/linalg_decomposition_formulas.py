@@ -11,11 +11,8 @@ import ember
 from ember._tensor import Tensor
 
 __all__ = [
-    "cholesky_backward",
-    "eigh_backward",
-    "qr_backward",
-    "solve_triangular_backward",
-    "svd_backward",
+    "cholesky_backward", "eigh_backward", "householder_product_composite", "lu_backward",
+    "qr_backward", "solve_triangular_backward", "svd_backward",
 ]  # fmt: skip
 
 
@@ -49,9 +46,11 @@ def eigh_backward(
 def svd_backward(
     grad_u: Tensor, grad_s: Tensor, grad_vh: Tensor, u: Tensor, s: Tensor, vh: Tensor
 ) -> Tensor:
-    """A = U diag(S) Vh for distinct singular values (reduced factors):
+    """A = U diag(S) Vh for distinct singular values (the first k columns of U and rows
+    of Vh; full_matrices' extra ones do not enter):
     gA = U [(skew(Uᵀ gU) S + S skew(Vᵀ gV)) / E + diag(gS)] Vh
-         + (I - U Uᵀ) gU S⁻¹ Vh + U S⁻¹ gVhᵀ... (I - V Vᵀ), E_jk = S_k² - S_j²."""
+         + (I - U Uᵀ) gU S⁻¹ Vh + U S⁻¹ gVᵀ (I - V Vᵀ),
+    with skew(X) = X - Xᵀ and E_jk = S_k² - S_j² (1 on the diagonal)."""
     k = s.shape[-1]
     u, grad_u = u[..., :k], grad_u[..., :k]
     vh, grad_vh = vh[..., :k, :], grad_vh[..., :k, :]

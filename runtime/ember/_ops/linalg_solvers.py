@@ -9,7 +9,12 @@ from typing import Any, NamedTuple
 import ember
 from ember._ops import linalg_decomposition_formulas as formulas
 from ember._ops import linalg_primitives as raw
-from ember._ops.linalg_checks import check_matrix, check_square, raise_for_info
+from ember._ops.linalg_checks import (
+    check_matrix,
+    check_square,
+    raise_for_info,
+    torch_dtype_name,
+)
 from ember._ops.linalg_decompositions import permutation_rows
 from ember._tensor import Tensor
 from ember.autograd import Function
@@ -74,7 +79,7 @@ def solve_triangular(
     if B.dtype != A.dtype:
         raise RuntimeError(
             f"{op}: Expected A and B to have the same dtype, but found A of type "
-            f"{A.dtype} and B of type {B.dtype} instead"
+            f"{torch_dtype_name(A.dtype)} and B of type {torch_dtype_name(B.dtype)} instead"
         )
     rows = B.shape[-2] if left else B.shape[-1]
     if rows != A.shape[-1]:
@@ -154,8 +159,8 @@ def check_floating_pair(op: str, A: Tensor, B: Tensor) -> None:
         raise TypeError(f"{op}(): argument 'B' must be Tensor, not {type(B).__name__}")
     if B.dtype != A.dtype:
         raise RuntimeError(
-            f"{op}: Expected A and B to have the same dtype, but found A of type {A.dtype} "
-            f"and B of type {B.dtype} instead"
+            f"{op}: Expected A and B to have the same dtype, but found A of type "
+            f"{torch_dtype_name(A.dtype)} and B of type {torch_dtype_name(B.dtype)} instead"
         )
 
 
