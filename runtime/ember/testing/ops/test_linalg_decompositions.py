@@ -12,7 +12,7 @@ import pytest
 
 import ember
 
-from .test_gradients_reduction import check_gradients
+from .test_gradients_reduction import check_gradients, check_second_order
 
 
 def _e(a: np.ndarray, device: str) -> ember.Tensor:
@@ -294,6 +294,18 @@ GRADIENTS: dict[str, tuple[Any, list[tuple[int, ...]]]] = {
 def test_gradients_by_finite_differences(device: str, rng, name: str) -> None:
     fn, shapes = GRADIENTS[name]
     check_gradients(fn, *[rng.standard_normal(s) for s in shapes], device=device)
+
+
+@pytest.mark.parametrize("name", ["inv", "det", "cholesky", "eigh"])
+def test_second_order_gradients(device: str, rng, name: str) -> None:
+    """The formulas are written in differentiable ember ops, so they differentiate again."""
+    cases = {
+        "inv": GRADIENTS["inv"][0],
+        "det": GRADIENTS["det"][0],
+        "cholesky": GRADIENTS["cholesky"][0],
+        "eigh": lambda a: ember.linalg.eigh(_symmetric(a)).eigenvalues,
+    }
+    check_second_order(cases[name], rng.standard_normal((3, 3)), device=device)
 
 
 def _sign_free(name: str, outputs: list[Any]) -> list[Any]:
