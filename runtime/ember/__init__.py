@@ -379,6 +379,30 @@ from ember._legacy_types import (  # noqa: E402
     IntTensor,
     LongTensor,
 )
+from ember._ops.linalg_torch_names import (  # noqa: E402
+    cholesky,
+    cholesky_inverse,
+    cholesky_solve,
+    det,
+    frobenius_norm,
+    geqrf,
+    inverse,
+    logdet,
+    lu,
+    lu_solve,
+    lu_unpack,
+    matrix_exp,
+    nuclear_norm,
+    orgqr,
+    ormqr,
+    pca_lowrank,
+    pinverse,
+    qr,
+    slogdet,
+    svd,
+    svd_lowrank,
+    triangular_solve,
+)
 from ember._tensor_surface import (  # noqa: E402
     get_device,
     is_complex,
@@ -877,3 +901,9 @@ __all__ += [
     "threshold_",
     "triplet_margin_loss",
 ]
+__all__ += [
+    "cholesky", "cholesky_inverse", "cholesky_solve", "det", "frobenius_norm", "geqrf",
+    "inverse", "logdet", "lu", "lu_solve", "lu_unpack", "matrix_exp", "nuclear_norm", "orgqr",
+    "ormqr", "pca_lowrank", "pinverse", "qr", "slogdet", "svd", "svd_lowrank",
+    "triangular_solve",
+]  # fmt: skip

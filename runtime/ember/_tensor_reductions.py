@@ -125,6 +125,61 @@ class ReductionMethods(TensorCore):
     def matrix_power(self, n: int) -> Tensor:
         return _up.ops.matrix_power(self, n)
 
+    def det(self) -> Tensor:
+        return _up.ops.det(self)
+
+    def logdet(self) -> Tensor:
+        return _up.ops.logdet(self)
+
+    def slogdet(self) -> Any:
+        return _up.ops.slogdet(self)
+
+    def inverse(self) -> Tensor:
+        return _up.ops.inverse(self)
+
+    def cholesky(self, upper: bool = False) -> Tensor:
+        return _up.ops.cholesky(self, upper)
+
+    def cholesky_solve(self, input2: Tensor, upper: bool = False) -> Tensor:
+        return _up.ops.cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper: bool = False) -> Tensor:
+        return _up.ops.cholesky_inverse(self, upper)
+
+    def qr(self, some: bool = True) -> Any:
+        return _up.ops.qr(self, some)
+
+    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
+        return _up.ops.svd(self, some, compute_uv)
+
+    def pinverse(self, rcond: float = 1e-15) -> Tensor:
+        return _up.ops.pinverse(self, rcond)
+
+    def matrix_exp(self) -> Tensor:
+        return _up.ops.matrix_exp(self)
+
+    def lu(self, pivot: bool = True, get_infos: bool = False) -> Any:
+        return _up.ops.lu(self, pivot, get_infos)
+
+    def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+        return _up.ops.lu_solve(self, LU_data, LU_pivots)
+
+    def geqrf(self) -> Any:
+        return _up.ops.geqrf(self)
+
+    def orgqr(self, input2: Tensor) -> Tensor:
+        return _up.ops.orgqr(self, input2)
+
+    def ormqr(
+        self, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False
+    ) -> Tensor:
+        return _up.ops.ormqr(self, input2, input3, left, transpose)
+
+    def triangular_solve(
+        self, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+    ) -> Any:
+        return _up.ops.triangular_solve(self, A, upper, transpose, unitriangular)
+
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
         return _up.ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 

@@ -7,6 +7,7 @@ from ember_cpu import (
     kernels_conv,
     kernels_elementwise,
     kernels_index,
+    kernels_lapack,
     kernels_linalg,
     kernels_random,
     kernels_reduce,
@@ -29,3 +30,4 @@ def ember_kernels(registry: KernelRegistry) -> None:
     kernels_index.register(registry)
     kernels_conv.register(registry)
     kernels_softmax.register(registry)
+    kernels_lapack.register(registry)

@@ -25,6 +25,7 @@ from ember._ops import (
     inplace_views,
     linalg,
     linalg_products,
+    linalg_torch_names,
     memory_formats,
     names,
     norms,
@@ -68,6 +69,7 @@ from ember._ops.indexing import getitem, setitem
 from ember._ops.inplace_views import *  # noqa: F403
 from ember._ops.linalg import *  # noqa: F403
 from ember._ops.linalg_products import *  # noqa: F403
+from ember._ops.linalg_torch_names import *  # noqa: F403
 from ember._ops.memory_formats import *  # noqa: F403
 from ember._ops.norms import *  # noqa: F403
 from ember._ops.order_statistics import *  # noqa: F403
@@ -99,6 +101,7 @@ __all__ += indexing.__all__
 __all__ += linalg.__all__
 __all__ += memory_formats.__all__
 __all__ += linalg_products.__all__
+__all__ += linalg_torch_names.__all__
 __all__ += norms.__all__
 __all__ += random.__all__
 __all__ += sampling.__all__

@@ -198,7 +198,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:
-    """A to the integer power n >= 0 by repeated squaring (batched)."""
+    """A to the integer power n by repeated squaring (batched); n < 0 powers A⁻¹."""
     if len(A._shape) < 2 or A._shape[-1] != A._shape[-2]:
         rows, cols = A._shape[-2:] if len(A._shape) > 1 else (0, 0)
         raise RuntimeError(
@@ -206,7 +206,9 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
             f"{rows} by {cols} matrices"
         )
     if n < 0:
-        raise NotImplementedError("linalg.matrix_power: negative powers need inv, not yet here")
+        from ember._ops.linalg_solvers import inv  # linalg's solvers build on this module
+
+        return matrix_power(inv(A), -n)
     size = A._shape[-1]
     result: Tensor | None = None
     base = A

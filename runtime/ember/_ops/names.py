@@ -70,6 +70,35 @@ MM: Op = define(ops.MM, composite=True)
 #: batch strides 0 included.
 BMM: Op = define(ops.BMM)
 
+# --- LAPACK-level linear algebra (ember.linalg's decompositions and solvers) ---------------
+# Tensor-level composites: the runtime has a generic default in ember ops
+# (_ops/linalg_generic.py); a device registers its native kernel under the name. Operands
+# are float32 or float64 batches of matrices, each matrix column-major (shape (B, m, n),
+# strides (m*n, 1, m)), allocated by the runtime; `info` is int32 (B,), LAPACK's status per
+# matrix; the kernels never raise on numerically bad input (the runtime reads info).
+#: lu_factor_(a, pivots, info): getrf: a overwritten with L (unit, below) and U; pivots
+#: int32 (B, min(m, n)), 1-based rows swapped with; info > 0: U[info-1, info-1] == 0.
+LU_FACTOR: Op = define(ops.LU_FACTOR, composite=True)
+#: cholesky_(a, info): potrf: the lower factor into a's lower triangle (the strict upper
+#: triangle is unspecified); info > 0: the leading minor of that order is not positive.
+CHOLESKY: Op = define(ops.CHOLESKY, composite=True)
+#: householder_qr_(a, tau): geqrf: R in the upper triangle, the reflectors v (v[0] = 1
+#: implied) below it; tau (B, min(m, n)); LAPACK's sign convention (beta = -sign(alpha)|x|).
+HOUSEHOLDER_QR: Op = define(ops.HOUSEHOLDER_QR, composite=True)
+#: householder_product_(a, tau): orgqr: a (B, m, n), m >= n, holds k = tau.shape[-1] <= n
+#: reflectors in its columns and is overwritten with the first n columns of H1 H2 ... Hk.
+HOUSEHOLDER_PRODUCT: Op = define(ops.HOUSEHOLDER_PRODUCT, composite=True)
+#: eigh_(a, w, info): syevd: a (B, n, n) symmetric, its lower triangle read, overwritten
+#: with orthonormal eigenvectors (columns); w (B, n) ascending; info > 0: no convergence.
+EIGH: Op = define(ops.EIGH, composite=True)
+#: svd_(a, u, s, vh, info, full_matrices): gesdd: a (B, m, n) is destroyed; s (B, k)
+#: descending, k = min(m, n); u (B, m, m or k), vh (B, n or k, n); info > 0: no convergence.
+SVD: Op = define(ops.SVD, composite=True)
+#: triangular_solve_(a, b, upper, unitriangular): trsm: b (B, n, k) overwritten with
+#: A^-1 b, A the upper or lower triangle of a (B, n, n), its diagonal taken as ones when
+#: unitriangular; a singular A gives infinities and NaNs, as in PyTorch.
+TRIANGULAR_SOLVE: Op = define(ops.TRIANGULAR_SOLVE, composite=True)
+
 # --- indexing --------------------------------------------------------------------------------
 # index_select, scatter_, scatter_add_ and take are composites (on gather and index_put_).
 #: index_select(out, a, dim, index): index int64 1-d, already range-checked and wrapped.

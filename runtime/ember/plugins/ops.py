@@ -18,6 +18,10 @@ __all__ = [
     "SOFTMAX", "STD", "TAKE", "UNARY", "UNARY_COMPOSITES", "UNARY_PRIMITIVES", "UNIFORM", "VAR",
     "WHERE",
 ]  # fmt: skip
+__all__ += [
+    "CHOLESKY", "EIGH", "HOUSEHOLDER_PRODUCT", "HOUSEHOLDER_QR", "LU_FACTOR", "SVD",
+    "TRIANGULAR_SOLVE",
+]  # fmt: skip
 
 # -- memory: CopyKernel, FillKernel; arange_(out: Tensor, start, step) -------------------
 COPY: Final = "copy_"
@@ -51,6 +55,15 @@ CUMSUM: Final = "cumsum"
 # -- matrix products: MatmulKernel ------------------------------------------------------
 MM: Final = "mm"
 BMM: Final = "bmm"
+
+# -- LAPACK-level linear algebra: tensor-level, column-major batches (see _ops/names.py) --
+LU_FACTOR: Final = "lu_factor_"
+CHOLESKY: Final = "cholesky_"
+HOUSEHOLDER_QR: Final = "householder_qr_"
+HOUSEHOLDER_PRODUCT: Final = "householder_product_"
+EIGH: Final = "eigh_"
+SVD: Final = "svd_"
+TRIANGULAR_SOLVE: Final = "triangular_solve_"
 
 # -- tensor-level families (see ember._ops.names for each signature) --------------------
 INDEX_SELECT: Final = "index_select"
