@@ -22,8 +22,10 @@ from ember.nn.modules.activation import (
 )
 from ember.nn.modules.container import ModuleDict, ModuleList, Sequential
 from ember.nn.modules.conv import Conv1d, Conv2d, ConvTranspose2d
+from ember.nn.modules.conv3d import Conv3d, ConvTranspose3d
 from ember.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from ember.nn.modules.flatten import Flatten, Identity, Unflatten
+from ember.nn.modules.fold import Fold, Unfold
 from ember.nn.modules.linear import Bilinear, Linear
 from ember.nn.modules.loss import (
     BCELoss,
@@ -44,6 +46,25 @@ from ember.nn.modules.normalization import (
     LayerNorm,
 )
 from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from ember.nn.modules.pooling_extra import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool1d,
+    AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool1d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 from ember.nn.modules.rnn import GRU, LSTM, RNN, RNNBase
 from ember.nn.modules.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from ember.nn.modules.sparse import Embedding
@@ -169,4 +190,29 @@ __all__ += [
     "ZeroPad1d",
     "ZeroPad2d",
     "ZeroPad3d",
+]
+
+# Convolution, pooling, normalization, embedding and container layers (second wave).
+__all__ += [
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
+    "AvgPool1d",
+    "AvgPool3d",
+    "Conv3d",
+    "ConvTranspose3d",
+    "Fold",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
+    "MaxPool1d",
+    "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
+    "Unfold",
 ]
