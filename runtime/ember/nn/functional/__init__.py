@@ -29,6 +29,7 @@ from ember.nn.functional._conv3d import conv3d, conv_tbc, conv_transpose3d
 from ember.nn.functional._cross_entropy import cross_entropy, nll_loss
 from ember.nn.functional._dropout import dropout, dropout1d, dropout2d, dropout3d
 from ember.nn.functional._embedding import embedding, one_hot
+from ember.nn.functional._embedding_bag import embedding_bag
 from ember.nn.functional._fold import fold, unfold
 from ember.nn.functional._linear import bilinear, linear
 from ember.nn.functional._loss import (
@@ -40,6 +41,11 @@ from ember.nn.functional._loss import (
     smooth_l1_loss,
 )
 from ember.nn.functional._normalization import batch_norm, group_norm, layer_norm, normalize
+from ember.nn.functional._normalization_extra import (
+    instance_norm,
+    local_response_norm,
+    rms_norm,
+)
 from ember.nn.functional._padding import pad
 from ember.nn.functional._pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from ember.nn.functional._pool3d import (
@@ -185,4 +191,12 @@ __all__ += [
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
+]
+
+# Instance, RMS and local-response normalization; embedding bags.
+__all__ += [
+    "embedding_bag",
+    "instance_norm",
+    "local_response_norm",
+    "rms_norm",
 ]
