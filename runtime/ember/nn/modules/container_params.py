@@ -16,13 +16,15 @@ from ember.nn.parameter import Parameter
 __all__ = ["ParameterDict", "ParameterList"]
 
 
-def _describe(key: str, value: Any) -> str:
-    """One line of the containers' repr, as PyTorch writes it."""
+def _describe(key: str, value: Any, by_type: bool = False) -> str:
+    """One line of the containers' repr, as PyTorch writes it (ParameterList names the
+    dtype, ParameterDict the tensor type)."""
     if isinstance(value, Tensor):
         size = "x".join(str(s) for s in value.shape)
         device = f" ({value.device})" if value.device.type not in ("cpu", "numpy") else ""
         kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
-        return f"  ({key}): {kind} containing: [{value.dtype} of size {size}{device}]"
+        what = value.type() if by_type else value.dtype
+        return f"  ({key}): {kind} containing: [{what} of size {size}{device}]"
     return f"  ({key}): Object of type: {type(value).__name__}"
 
 
@@ -117,8 +119,9 @@ class ParameterDict(Module):
         return getattr(self, self._key_to_attr(key))
 
     def __setitem__(self, key: str, value: Any) -> None:
+        attr = self._key_to_attr(key)  # checked first, so a bad key leaves no trace
         self._keys[key] = None
-        setattr(self, self._key_to_attr(key), _as_parameter(value))
+        setattr(self, attr, _as_parameter(value))
 
     def __delitem__(self, key: str) -> None:
         del self._keys[key]
@@ -216,7 +219,7 @@ class ParameterDict(Module):
                 self[pair[0]] = pair[1]
 
     def extra_repr(self) -> str:
-        return "\n".join(_describe(k, p) for k, p in self.items())
+        return "\n".join(_describe(k, p, by_type=True) for k, p in self.items())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("ParameterDict should not be called.")

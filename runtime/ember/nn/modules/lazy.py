@@ -291,6 +291,7 @@ def _make_lazy_norm(eager: type, defaults: tuple[bool, bool]) -> type:
 LazyBatchNorm1d: Any = _make_lazy_norm(BatchNorm1d, (True, True))
 LazyBatchNorm2d: Any = _make_lazy_norm(BatchNorm2d, (True, True))
 LazyBatchNorm3d: Any = _make_lazy_norm(BatchNorm3d, (True, True))
-LazyInstanceNorm1d: Any = _make_lazy_norm(InstanceNorm1d, (False, False))
-LazyInstanceNorm2d: Any = _make_lazy_norm(InstanceNorm2d, (False, False))
-LazyInstanceNorm3d: Any = _make_lazy_norm(InstanceNorm3d, (False, False))
+# PyTorch's lazy instance norms default to affine and tracked statistics, unlike the eager.
+LazyInstanceNorm1d: Any = _make_lazy_norm(InstanceNorm1d, (True, True))
+LazyInstanceNorm2d: Any = _make_lazy_norm(InstanceNorm2d, (True, True))
+LazyInstanceNorm3d: Any = _make_lazy_norm(InstanceNorm3d, (True, True))
