@@ -73,6 +73,7 @@ class Buffer(Tensor):
     (PyTorch 2.x's nn.Buffer); `persistent` says whether state_dict includes it."""
 
     __slots__ = ("persistent",)
+    persistent: bool
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Buffer:
         if data is None:
@@ -120,7 +121,7 @@ class UninitializedParameter(Parameter):
 
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
         """Give this parameter uninitialised storage of `shape`; it becomes a Parameter."""
-        _materialize(self, shape, device, dtype)
+        _materialize(self, shape, device, dtype, Parameter)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
@@ -162,17 +163,17 @@ class UninitializedBuffer(Tensor):
 
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
         """Give this buffer uninitialised storage of `shape`; it becomes a Tensor."""
-        _materialize(self, shape, device, dtype)
+        _materialize(self, shape, device, dtype, Tensor)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
 
 
-def _materialize(target: Tensor, shape: Any, device: Any, dtype: Any) -> None:
+def _materialize(target: Tensor, shape: Any, device: Any, dtype: Any, becomes: type) -> None:
     device = target.device if device is None else device
     dtype = target.dtype if dtype is None else dtype
     adopt(target, creation.empty(shape, device=device, dtype=dtype))
-    target.__class__ = type(target).cls_to_become  # type: ignore[attr-defined]
+    target.__class__ = becomes
 
 
 def is_lazy(value: Any) -> bool:

@@ -70,7 +70,9 @@ class LazyModuleMixin:
                     with no_grad():
                         value.materialize(loaded.shape)
 
-    def _save_to_state_dict(self, destination: dict[str, Any], prefix: str, keep_vars: bool):
+    def _save_to_state_dict(
+        self, destination: dict[str, Any], prefix: str, keep_vars: bool
+    ) -> None:
         module: Any = self
         for name, param in module._parameters.items():
             if param is not None:
@@ -147,7 +149,8 @@ class _LazyConvMixin(LazyModuleMixin):
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()  # type: ignore[misc]
+            parent: Any = super()  # the eager layer's reset, next in the MRO
+            parent.reset_parameters()
 
     def _get_in_channels(self, input: Tensor) -> int:
         unbatched = self._spatial + 1
@@ -176,12 +179,14 @@ class _LazyConvMixin(LazyModuleMixin):
 
 
 def _make_lazy_conv(eager: type, spatial: int) -> type:
+    base: Any = eager  # its __init__ is called on the lazy instance
+
     def __init__(
         self: Any, out_channels: int, kernel_size: IntArg, stride: IntArg = 1,
         padding: Any = 0, dilation: IntArg = 1, groups: int = 1, bias: bool = True,
         padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
     ) -> None:  # fmt: skip
-        eager.__init__(
+        base.__init__(
             self, 0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
             device, dtype,
         )  # fmt: skip
@@ -192,13 +197,15 @@ def _make_lazy_conv(eager: type, spatial: int) -> type:
 
 
 def _make_lazy_conv_transpose(eager: type, spatial: int) -> type:
+    base: Any = eager  # its __init__ is called on the lazy instance
+
     def __init__(
         self: Any, out_channels: int, kernel_size: IntArg, stride: IntArg = 1,
         padding: IntArg = 0, output_padding: IntArg = 0, groups: int = 1, bias: bool = True,
         dilation: IntArg = 1, padding_mode: str = "zeros", device: Any = None,
         dtype: Any = None,
     ) -> None:  # fmt: skip
-        eager.__init__(
+        base.__init__(
             self, 0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
             padding_mode, device, dtype,
         )  # fmt: skip
@@ -255,7 +262,8 @@ class _LazyNormMixin(LazyModuleMixin):
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.num_features != 0:
-            super().reset_parameters()  # type: ignore[misc]
+            parent: Any = super()  # the eager layer's reset, next in the MRO
+            parent.reset_parameters()
 
     def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
         if not self.has_uninitialized_params():
@@ -274,6 +282,7 @@ class _LazyNormMixin(LazyModuleMixin):
 
 def _make_lazy_norm(eager: type, defaults: tuple[bool, bool]) -> type:
     affine_default, track_default = defaults
+    base: Any = eager  # its __init__ is called on the lazy instance
 
     def __init__(
         self: Any, eps: float = 1e-5, momentum: float | None = 0.1,
@@ -281,7 +290,7 @@ def _make_lazy_norm(eager: type, defaults: tuple[bool, bool]) -> type:
         device: Any = None, dtype: Any = None, *, bias: bool = True,
     ) -> None:  # fmt: skip
         # affine and running stats start off: the lazy ones are set up just after.
-        eager.__init__(self, 0, eps, momentum, False, False, device, dtype, bias=False)
+        base.__init__(self, 0, eps, momentum, False, False, device, dtype, bias=False)
         self._register_lazy_hooks()
         self._lazy_setup(affine, track_running_stats, bias, device, dtype)
 
