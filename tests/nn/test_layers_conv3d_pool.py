@@ -254,3 +254,22 @@ def test_conv3d_errors(device: str) -> None:
         nn.ConvTranspose3d(1, 1, 3, padding_mode="reflect")
     with pytest.raises(RuntimeError, match="non-empty 4D or 5D"):
         F.max_pool3d(ember.zeros((3, 3, 3), device=device), 2)
+
+
+def test_empty_batches_and_pool3d_errors(device: str) -> None:
+    empty = ember.zeros((0, 2, 3, 3, 3), device=device)
+    reference = torch.zeros(0, 2, 3, 3, 3)
+    for ours, theirs in (
+        (F.max_pool3d(empty, 2), torch.nn.functional.max_pool3d(reference, 2)),
+        (F.avg_pool3d(empty, 2), torch.nn.functional.avg_pool3d(reference, 2)),
+        (F.conv3d(empty, ember.zeros((4, 2, 2, 2, 2), device=device)),
+         torch.nn.functional.conv3d(reference, torch.zeros(4, 2, 2, 2, 2))),
+    ):  # fmt: skip
+        assert tuple(ours.shape) == tuple(theirs.shape)
+    x = ember.zeros((1, 2, 3, 3, 3), device=device)
+    with pytest.raises(RuntimeError, match=r"Calculated output size: \(2x0x0x0\). Output size"):
+        F.max_pool3d(x, 4)
+    with pytest.raises(RuntimeError, match="stride should not be zero"):
+        F.avg_pool3d(x, 2, 0)
+    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel"):
+        F.max_pool3d(x, 2, padding=2)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ember._ops import indexing
+from ember import _dtype
+from ember._ops import creation, indexing
 from ember._tensor import Tensor
 from ember.nn.functional._pool import avg_pool2d, max_pool2d
 
@@ -57,7 +58,7 @@ def _check_1d(name: str, input: Tensor) -> None:
 def _check_3d(name: str, input: Tensor) -> None:
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if input.ndim not in (4, 5) or 0 in input.shape[-4:]:
+    if input.ndim not in (4, 5) or 0 in input.shape[-4:]:  # only the batch may be empty
         raise RuntimeError(
             "non-empty 4D or 5D (batch mode) tensor expected for input, but got: "
             f"{list(input.shape)}"
@@ -153,6 +154,48 @@ def _from_depth_rows(t: Tensor, lead_hw: tuple[int, ...]) -> Tensor:
     return t.reshape(*lead_hw, t.shape[-1]).movedim(-1, -3)
 
 
+def _pooled_sizes(
+    input: Tensor, k: Triple, s: Triple, p: Triple, d: Triple, ceil_mode: bool
+) -> Triple:
+    """PyTorch's pool3d_shape_check: the output (D, H, W), or its errors."""
+    if 0 in s:
+        raise RuntimeError("stride should not be zero")
+    if min(s) <= 0:
+        raise RuntimeError(
+            f"stride should be greater than zero, but got dT: {s[0]} dH: {s[1]} dW: {s[2]}"
+        )
+    if min(k) <= 0:
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got kT: {k[0]} kH: {k[1]} kW: {k[2]}"
+        )
+    if min(d) <= 0:
+        raise RuntimeError(
+            f"dilation should be greater than zero, but got dilationT: {d[0]} dilationH: "
+            f"{d[1]} dilationW: {d[2]}"
+        )
+    for i in range(3):
+        if p[i] < 0 or p[i] > int(((k[i] - 1) * d[i] + 1) / 2):  # C++'s truncating division
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p[i]}, "
+                f"kernel_size={k[i]} and dilation={d[i]}"
+            )
+    sizes = input.shape[-3:]
+    out = []
+    for i in range(3):
+        span = sizes[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1 + (s[i] - 1 if ceil_mode else 0)
+        o = span // s[i] + 1
+        if ceil_mode and (o - 1) * s[i] >= sizes[i] + p[i]:
+            o -= 1
+        out.append(o)
+    if min(out) < 1:
+        c = input.shape[-4]
+        raise RuntimeError(
+            f"Given input size: ({c}x{sizes[0]}x{sizes[1]}x{sizes[2]}). Calculated output size: "
+            f"({c}x{out[0]}x{out[1]}x{out[2]}). Output size is too small"
+        )
+    return (out[0], out[1], out[2])
+
+
 def _planes(t: Tensor) -> Tensor:
     return t.reshape(-1, t.shape[-2], t.shape[-1])
 
@@ -173,8 +216,12 @@ def max_pool3d_with_indices(
     s = _stride_or_kernel(name, stride, k, _triple)
     p = _triple(name, padding, "padding")
     d = _triple(name, dilation, "dilation")
+    out_size = _pooled_sizes(input, k, s, p, d, ceil_mode)
     depth, h, w = input.shape[-3:]
     lead = input.shape[:-3]
+    if input.numel() == 0:  # an empty batch
+        empty = creation.zeros((*lead, *out_size), dtype=input._dtype, device=input._device)
+        return empty, creation.zeros(empty.shape, dtype=_dtype.int64, device=input._device)
     plane_max, plane_index = max_pool2d(
         _planes(input), k[1:], s[1:], p[1:], d[1:], ceil_mode, return_indices=True
     )
@@ -224,8 +271,11 @@ def avg_pool3d(
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     divisor = None if divisor_override is None else 1  # sums, divided once at the end
+    out_size = _pooled_sizes(input, k, s, p, (1, 1, 1), ceil_mode)
     depth = input.shape[-3]
     lead = input.shape[:-3]
+    if input.numel() == 0:  # an empty batch
+        return creation.zeros((*lead, *out_size), dtype=input._dtype, device=input._device)
     planes = avg_pool2d(_planes(input), k[1:], s[1:], p[1:], ceil_mode, count_include_pad, divisor)
     planes = planes.reshape(*lead, depth, *planes.shape[-2:])
     rows, lead_hw = _depth_rows(planes)
