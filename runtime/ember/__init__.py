@@ -447,6 +447,29 @@ from ember.amp.autocast_mode import (  # noqa: E402
     is_autocast_enabled,
 )
 from ember.library._namespace import Ops as _Ops  # noqa: E402
+from ember.nn.functional._torch_level_layers import (  # noqa: E402
+    adaptive_avg_pool1d,
+    adaptive_max_pool1d,
+    avg_pool1d,
+    batch_norm,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_tbc,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    embedding,
+    embedding_bag,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool3d,
+    rms_norm,
+)
 from ember.utils import data as _data  # noqa: E402, F401
 
 #: Custom ops by name: `ember.ops.mylib.fused_gelu` is "mylib::fused_gelu".
@@ -907,3 +930,27 @@ __all__ += [
     "ormqr", "pca_lowrank", "pinverse", "qr", "slogdet", "svd", "svd_lowrank",
     "triangular_solve",
 ]  # fmt: skip
+# Layers' torch-namespace forms (torch.conv2d, torch.batch_norm, ...).
+__all__ += [
+    "adaptive_avg_pool1d",
+    "adaptive_max_pool1d",
+    "avg_pool1d",
+    "batch_norm",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_tbc",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "embedding",
+    "embedding_bag",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool3d",
+    "rms_norm",
+]

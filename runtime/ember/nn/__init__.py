@@ -21,9 +21,29 @@ from ember.nn.modules.activation import (
     Tanh,
 )
 from ember.nn.modules.container import ModuleDict, ModuleList, Sequential
+from ember.nn.modules.container_params import ParameterDict, ParameterList
 from ember.nn.modules.conv import Conv1d, Conv2d, ConvTranspose2d
+from ember.nn.modules.conv3d import Conv3d, ConvTranspose3d
 from ember.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
+from ember.nn.modules.embedding_bag import EmbeddingBag
 from ember.nn.modules.flatten import Flatten, Identity, Unflatten
+from ember.nn.modules.fold import Fold, Unfold
+from ember.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from ember.nn.modules.lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+)
 from ember.nn.modules.linear import Bilinear, Linear
 from ember.nn.modules.loss import (
     BCELoss,
@@ -43,7 +63,32 @@ from ember.nn.modules.normalization import (
     GroupNorm,
     LayerNorm,
 )
+from ember.nn.modules.normalization_extra import (
+    CrossMapLRN2d,
+    LocalResponseNorm,
+    RMSNorm,
+    SyncBatchNorm,
+)
 from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from ember.nn.modules.pooling_extra import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool1d,
+    AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool1d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 from ember.nn.modules.rnn import GRU, LSTM, RNN, RNNBase
 from ember.nn.modules.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from ember.nn.modules.sparse import Embedding
@@ -54,7 +99,7 @@ from ember.nn.modules.transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
-from ember.nn.parameter import Parameter
+from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = [
     "ELU",
@@ -247,4 +292,58 @@ __all__ += [
     "Threshold",
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
+]
+# Convolution, pooling, normalization, embedding and container layers (second wave).
+__all__ += [
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
+    "AvgPool1d",
+    "AvgPool3d",
+    "Conv3d",
+    "ConvTranspose3d",
+    "Fold",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
+    "MaxPool1d",
+    "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
+    "Unfold",
+]
+
+# Instance/RMS/LRN/sync normalization, embedding bags, lazy layers, parameter containers.
+__all__ += [
+    "Buffer",
+    "CrossMapLRN2d",
+    "EmbeddingBag",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+    "LazyLinear",
+    "LocalResponseNorm",
+    "ParameterDict",
+    "ParameterList",
+    "RMSNorm",
+    "SyncBatchNorm",
+    "UninitializedBuffer",
+    "UninitializedParameter",
 ]

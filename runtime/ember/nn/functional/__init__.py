@@ -25,9 +25,12 @@ from ember.nn.functional._attention import (
     scaled_dot_product_attention,
 )
 from ember.nn.functional._conv import conv1d, conv2d, conv_transpose2d
+from ember.nn.functional._conv3d import conv3d, conv_tbc, conv_transpose3d
 from ember.nn.functional._cross_entropy import cross_entropy, nll_loss
 from ember.nn.functional._dropout import dropout, dropout1d, dropout2d, dropout3d
 from ember.nn.functional._embedding import embedding, one_hot
+from ember.nn.functional._embedding_bag import embedding_bag
+from ember.nn.functional._fold import fold, unfold
 from ember.nn.functional._linear import bilinear, linear
 from ember.nn.functional._loss import (
     binary_cross_entropy,
@@ -38,8 +41,34 @@ from ember.nn.functional._loss import (
     smooth_l1_loss,
 )
 from ember.nn.functional._normalization import batch_norm, group_norm, layer_norm, normalize
+from ember.nn.functional._normalization_extra import (
+    instance_norm,
+    local_response_norm,
+    rms_norm,
+)
 from ember.nn.functional._padding import pad
 from ember.nn.functional._pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from ember.nn.functional._pool3d import (
+    avg_pool1d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+)
+from ember.nn.functional._pool_extra import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
 
 __all__ = [
     "adaptive_avg_pool2d",
@@ -222,4 +251,41 @@ __all__ += [
     "threshold_",
     "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
+]
+# 3-d and time-major convolutions, fold/unfold.
+__all__ += [
+    "conv3d",
+    "conv_tbc",
+    "conv_transpose3d",
+    "fold",
+    "unfold",
+]
+
+# 1-d and 3-d pooling, power-average, unpooling and fractional max pooling.
+__all__ += [
+    "avg_pool1d",
+    "avg_pool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+]
+
+# Instance, RMS and local-response normalization; embedding bags.
+__all__ += [
+    "embedding_bag",
+    "instance_norm",
+    "local_response_norm",
+    "rms_norm",
 ]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ember._ops.conversion import _parse_to_args
 from ember._tensor import Tensor
 from ember.autograd import _mode
-from ember.nn.parameter import Parameter, adopt
+from ember.nn.parameter import Parameter, UninitializedBuffer, adopt
 
 if TYPE_CHECKING:
     from ember.nn.modules.module import Module
@@ -31,7 +31,9 @@ def apply_to_tensors(module: Module, fn: Callable[[Tensor], Tensor]) -> None:
             if grad is not None:
                 adopt(grad, fn(grad))
     for key, buf in module._buffers.items():
-        if buf is not None:
+        if isinstance(buf, UninitializedBuffer):
+            adopt(buf, fn(buf))  # stays uninitialized (lazy modules), on the new device/dtype
+        elif buf is not None:
             module._buffers[key] = fn(buf)
 
 

@@ -20,7 +20,7 @@ from ember.nn.modules._hooks import (
 )
 from ember.nn.modules._state_dict import IncompatibleKeys as _IncompatibleKeys
 from ember.nn.modules._tree import ModuleTree
-from ember.nn.parameter import Parameter
+from ember.nn.parameter import Buffer, Parameter
 from ember.utils.hooks import HookRegistry, RemovableHandle, run_hooks
 
 __all__ = [
@@ -235,7 +235,13 @@ class Module(ModuleTree):
             modules[name] = self._registered_module(name, value)
         else:
             buffers = state.get("_buffers")
-            if buffers is not None and name in buffers:
+            if isinstance(value, Buffer):
+                # An nn.Buffer registers itself, with its own persistence.
+                if buffers is None:
+                    raise AttributeError("cannot assign buffer before Module.__init__() call")
+                _remove_from(name, state, self._parameters, self._modules)
+                self.register_buffer(name, value, value.persistent)
+            elif buffers is not None and name in buffers:
                 if value is not None and not isinstance(value, Tensor):
                     raise TypeError(
                         f"cannot assign '{typename(value)}' as buffer '{name}' "
