@@ -95,7 +95,48 @@ LAYERS: list[tuple[str, Callable[[], nn.Module], Callable[[], tuple[ember.Tensor
      lambda: (r(2, 6),)),
     ("flatten_unflatten", lambda: nn.Sequential(nn.Flatten(), nn.Unflatten(1, (2, 6))),
      lambda: (r(2, 3, 4),)),
+    ("conv3d", lambda: nn.Conv3d(2, 3, 3, padding=1), lambda: (r(1, 2, 4, 4, 4),)),
+    ("conv_transpose3d", lambda: nn.ConvTranspose3d(2, 3, 3, stride=2),
+     lambda: (r(1, 2, 3, 3, 3),)),
+    ("pools_1d", lambda: nn.Sequential(nn.MaxPool1d(2), nn.AvgPool1d(3, stride=2, padding=1)),
+     lambda: (r(1, 2, 12),)),
+    ("pools_3d", lambda: nn.Sequential(nn.MaxPool3d(2), nn.AvgPool3d(2)),
+     lambda: (r(1, 2, 8, 8, 8),)),
+    ("adaptive_pools", lambda: nn.Sequential(nn.AdaptiveAvgPool3d(1), nn.Flatten()),
+     lambda: (r(1, 2, 4, 4, 4),)),
+    ("adaptive_max_pool", lambda: nn.AdaptiveMaxPool2d(1), lambda: (r(1, 2, 4, 4),)),
+    ("lp_pool", lambda: nn.LPPool2d(2, 2), lambda: (r(1, 2, 4, 4),)),
+    ("instance_norm", lambda: nn.InstanceNorm2d(3, affine=True), lambda: (r(2, 3, 4, 4),)),
+    ("rms_norm", lambda: nn.RMSNorm(6), lambda: (r(2, 6),)),
+    ("local_response_norm", lambda: nn.LocalResponseNorm(3), lambda: (r(1, 5, 3, 3),)),
+    ("sync_batch_norm", lambda: nn.SyncBatchNorm(3), lambda: (r(2, 3, 4),)),
+    ("more_activations", lambda: nn.Sequential(
+        nn.Hardswish(), nn.Hardsigmoid(), nn.Mish(), nn.CELU(0.5), nn.SELU(), nn.Softsign(),
+        nn.Tanhshrink(), nn.Softshrink(), nn.Hardshrink(), nn.Threshold(0.1, 2.0),
+        nn.AlphaDropout()),
+     lambda: (r(2, 6),)),
+    ("glu", lambda: nn.GLU(), lambda: (r(2, 6),)),
+    ("prelu", lambda: nn.PReLU(3), lambda: (r(2, 3, 4),)),
+    ("distances", lambda: _Distances(), lambda: (r(2, 6), r(2, 6))),
+    ("softmax2d_shuffles", lambda: nn.Sequential(nn.Softmax2d(), nn.ChannelShuffle(2),
+                                                 nn.PixelUnshuffle(2)),
+     lambda: (r(1, 4, 4, 4),)),
+    ("upsample_to_size", lambda: nn.Upsample(size=(5, 7)), lambda: (r(1, 2, 3, 3),)),
+    ("constant_pad", lambda: nn.ConstantPad1d(2, 0.5), lambda: (r(1, 2, 3),)),
+    ("lstm_projection", lambda: nn.LSTM(4, 6, proj_size=3), lambda: (r(3, 2, 4),)),
+    ("transformer_encoder_pre_norm", lambda: nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(8, 2, 16, norm_first=True, activation="gelu"), 2),
+     lambda: (r(3, 2, 8),)),
 ]  # fmt: skip
+
+
+class _Distances(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cosine, self.pairwise = nn.CosineSimilarity(), nn.PairwiseDistance()
+
+    def forward(self, a: ember.Tensor, b: ember.Tensor) -> ember.Tensor:
+        return self.cosine(a, b) + self.pairwise(a, b)
 
 
 @pytest.mark.parametrize(("name", "make", "inputs"), LAYERS, ids=[c[0] for c in LAYERS])
@@ -156,6 +197,13 @@ class Sorting(nn.Module):
 def test_an_op_without_a_conversion_is_named() -> None:
     with pytest.raises(ember.onnx.UnsupportedOperatorError, match="cumsum"):
         ember.onnx.export(Sorting(), r(3))
+
+
+def test_an_op_writing_in_place_without_a_conversion_is_named() -> None:
+    # EmbeddingBag accumulates its bags with an in-place scatter: exporting the tensor it
+    # wrote into as a constant would be wrong for every other input, so it is refused.
+    with pytest.raises(ember.onnx.UnsupportedOperatorError, match="writes in place"):
+        ember.onnx.export(nn.EmbeddingBag(10, 3), ember.tensor([[1, 2], [3, 4]]))
 
 
 def test_unsupported_options_are_refused_not_ignored() -> None:

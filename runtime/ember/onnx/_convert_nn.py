@@ -18,6 +18,11 @@ __all__ = ["UnsupportedOperatorError"]
 F = nn.functional
 
 
+def _present(*names: str) -> list[Any]:
+    """The named nn.functional functions this Ember has."""
+    return [getattr(F, name) for name in names if hasattr(F, name)]
+
+
 class UnsupportedOperatorError(RuntimeError):
     """An op or argument the exporter cannot express in ONNX (torch.onnx's error class)."""
 
@@ -52,7 +57,7 @@ def _conv_pads(a: dict[str, Any], x: Tensor, w: Tensor, n: int) -> list[int]:
     return pads + pads
 
 
-@converts(F.conv1d, F.conv2d)
+@converts(*_present("conv1d", "conv2d", "conv3d"))
 def _conv(g: Graph, a: dict[str, Any], result: Tensor) -> None:
     x, w = a["input"], a["weight"]
     n = w.dim() - 2
@@ -63,7 +68,7 @@ def _conv(g: Graph, a: dict[str, Any], result: Tensor) -> None:
     )  # fmt: skip
 
 
-@converts(F.conv_transpose1d, F.conv_transpose2d)
+@converts(*_present("conv_transpose1d", "conv_transpose2d", "conv_transpose3d"))
 def _conv_transpose(g: Graph, a: dict[str, Any], result: Tensor) -> None:
     w = a["weight"]
     n = w.dim() - 2
@@ -229,12 +234,7 @@ def _pool_attributes(a: dict[str, Any], n: int) -> dict[str, Any]:
             "ceil_mode": int(bool(a["ceil_mode"]))}  # fmt: skip
 
 
-def _present(*names: str) -> list[Any]:
-    """The named nn.functional functions this Ember has."""
-    return [getattr(F, name) for name in names if hasattr(F, name)]
-
-
-@converts(*_present("max_pool1d", "max_pool2d"))
+@converts(*_present("max_pool1d", "max_pool2d", "max_pool3d"))
 def _max_pool(g: Graph, a: dict[str, Any], result: Any) -> None:
     if a["return_indices"]:
         raise UnsupportedOperatorError("onnx.export: max_pool with return_indices")
@@ -243,7 +243,7 @@ def _max_pool(g: Graph, a: dict[str, Any], result: Any) -> None:
            **_pool_attributes(a, n))  # fmt: skip
 
 
-@converts(*_present("avg_pool1d", "avg_pool2d"))
+@converts(*_present("avg_pool1d", "avg_pool2d", "avg_pool3d"))
 def _avg_pool(g: Graph, a: dict[str, Any], result: Tensor) -> None:
     if a.get("divisor_override") is not None:
         raise UnsupportedOperatorError("onnx.export: avg_pool with divisor_override")
@@ -253,19 +253,30 @@ def _avg_pool(g: Graph, a: dict[str, Any], result: Tensor) -> None:
     g.emit("AveragePool", [g.value(a["input"])], result, count_include_pad=include, **attributes)
 
 
-@converts(F.adaptive_avg_pool1d, F.adaptive_avg_pool2d)
-def _adaptive_avg_pool(g: Graph, a: dict[str, Any], result: Tensor) -> None:
+def _adaptive_pool(g: Graph, a: dict[str, Any], result: Tensor, kind: str) -> None:
     x = a["input"]
     sizes, outs = list(x.shape[2:]), list(result.shape[2:])
     if all(o == 1 for o in outs):
-        g.emit("GlobalAveragePool", [g.value(x)], result)
+        g.emit(f"Global{kind}Pool", [g.value(x)], result)
         return
     if any(s % o for s, o in zip(sizes, outs, strict=True)):
         raise UnsupportedOperatorError(
-            f"onnx.export: adaptive_avg_pool from {sizes} to {outs} (not a whole-window pool)"
+            f"onnx.export: adaptive pooling from {sizes} to {outs} (not a whole-window pool)"
         )
     kernel = [s // o for s, o in zip(sizes, outs, strict=True)]
-    g.emit("AveragePool", [g.value(x)], result, kernel_shape=kernel, strides=kernel)
+    g.emit(f"{kind}Pool", [g.value(x)], result, kernel_shape=kernel, strides=kernel)
+
+
+@converts(*_present("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"))
+def _adaptive_avg_pool(g: Graph, a: dict[str, Any], result: Tensor) -> None:
+    _adaptive_pool(g, a, result, "Average")
+
+
+@converts(*_present("adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"))
+def _adaptive_max_pool(g: Graph, a: dict[str, Any], result: Any) -> None:
+    if a["return_indices"]:
+        raise UnsupportedOperatorError("onnx.export: adaptive max pooling with return_indices")
+    _adaptive_pool(g, a, result, "Max")
 
 
 @converts(F.scaled_dot_product_attention)

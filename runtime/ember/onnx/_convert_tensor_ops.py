@@ -343,3 +343,52 @@ converts(
     ops.zeros, ops.ones, ops.full, ops.arange, ops.tensor, ops.zeros_like, ops.ones_like,
     ops.full_like, ops.empty, ops.empty_like,
 )(_constant)  # fmt: skip
+
+
+_UNARY_BY_NAME = {
+    "neg": "Neg", "abs": "Abs", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "sin": "Sin",
+    "cos": "Cos", "tanh": "Tanh", "erf": "Erf", "floor": "Floor", "ceil": "Ceil",
+    "round": "Round", "sigmoid": "Sigmoid", "relu": "Relu", "reciprocal": "Reciprocal",
+    "sign": "Sign", "tan": "Tan", "asin": "Asin", "acos": "Acos", "atan": "Atan",
+    "sinh": "Sinh", "cosh": "Cosh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh",
+}  # fmt: skip
+
+
+@converts(ops.unary._unary)
+def _unary_by_op(g: Graph, a: dict[str, Any], result: Tensor) -> None:
+    """The unary kernel entry that composites call directly, by its op's name."""
+    name = a["op"].name
+    x = _operand(g, a["t"], result, result.dtype)
+    one = g.constant(np.asarray(1, result.dtype.numpy)) if name in ("expm1", "log1p") else ""
+    if name == "expm1":
+        g.emit("Sub", [g.node("Exp", [x])[0], one], result)
+    elif name == "log1p":
+        g.emit("Log", [g.node("Add", [x, one])[0]], result)
+    elif name == "rsqrt":
+        g.emit("Reciprocal", g.node("Sqrt", [x]), result)
+    elif name == "gelu":
+        gelu_erf(g, x, result)
+    elif name in _UNARY_BY_NAME:
+        g.emit(_UNARY_BY_NAME[name], [x], result)
+    else:
+        raise NotImplementedError(f"onnx.export: unary op {name!r} has no ONNX conversion")
+
+
+@converts(ops.conversion.contiguous_copy)
+def _contiguous_copy(g: Graph, a: dict[str, Any], result: Tensor) -> None:
+    g.emit("Identity", [g.value(a["t"])], result)
+
+
+@converts(ops.narrow)
+def _narrow(g: Graph, a: dict[str, Any], result: Tensor) -> None:
+    x = a["t"]
+    axis = a["dim"] % x.dim()
+    start = a["start"] % x.shape[axis] if x.shape[axis] else 0
+    inputs = [g.value(x), g.ints([start]), g.ints([start + a["length"]]), g.ints([axis])]
+    g.emit("Slice", inputs, result)
+
+
+@converts(ops.index_select)
+def _index_select(g: Graph, a: dict[str, Any], result: Tensor) -> None:
+    x = a["t"]
+    g.emit("Gather", [g.value(x), g.value(a["index"])], result, axis=a["dim"] % max(x.dim(), 1))

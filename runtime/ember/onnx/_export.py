@@ -16,7 +16,7 @@ from ember.onnx import _convert_nn, _convert_tensor_ops  # noqa: F401  (they reg
 from ember.onnx._build import Graph, elem_type
 from ember.onnx._convert_nn import UnsupportedOperatorError
 from ember.onnx._registry import converter_of
-from ember.onnx._trace import _tensors, trace
+from ember.onnx._trace import Trace, _tensors, trace
 
 __all__ = ["export"]
 
@@ -25,6 +25,21 @@ OPSET = 17
 
 def _value_info(name: str, t: Tensor) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, elem_type(t), list(t.shape))
+
+
+def _check_convertible(traced: Trace, graph: Graph, t: Tensor, position: int, user: str) -> None:
+    """Refuse a tensor that an unconverted op made, or wrote into before `position`."""
+    missing = traced.unconverted.get(id(t))
+    if missing is not None and not graph.known(t):
+        raise UnsupportedOperatorError(
+            f"onnx.export: {missing} has no ONNX conversion (its result feeds {user})"
+        )
+    written = traced.mutated.get(id(t))
+    if written is not None and written[0] <= position:
+        raise UnsupportedOperatorError(
+            f"onnx.export: {written[1]} has no ONNX conversion (it writes in place into a "
+            f"tensor that feeds {user})"
+        )
 
 
 def export(
@@ -77,22 +92,15 @@ def export(
     input_labels += [f"input_{i}" for i in range(len(input_labels), len(inputs))]
     for label, t in zip(input_labels, inputs, strict=True):
         graph.bind(t, label)
-    for record in traced.records:
+    for position, record in enumerate(traced.records):
         for t in _tensors(list(record.args.values())):
-            missing = traced.unconverted.get(id(t))
-            if missing is not None and not graph.known(t):
-                raise UnsupportedOperatorError(
-                    f"onnx.export: {missing} has no ONNX conversion (its result feeds "
-                    f"{record.name})"
-                )
+            _check_convertible(traced, graph, t, position, record.name)
         record.convert(graph, record.args, record.result)
     outputs = _tensors(result)
     output_labels = list(output_names or [])
     output_labels += [f"output_{i}" for i in range(len(output_labels), len(outputs))]
     for label, t in zip(output_labels, outputs, strict=True):
-        missing = traced.unconverted.get(id(t))
-        if missing is not None and not graph.known(t):
-            raise UnsupportedOperatorError(f"onnx.export: {missing} has no ONNX conversion")
+        _check_convertible(traced, graph, t, len(traced.records), "the output")
         graph.nodes.append(helper.make_node("Identity", [graph.value(t)], [label]))
     used = {name for node in graph.nodes for name in node.input}
     initializers = [t for t in graph.initializers if t.name in used]

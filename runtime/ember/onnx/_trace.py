@@ -40,6 +40,9 @@ class Trace:
     records: list[Record]
     #: id(tensor) -> the op (module.function) that made it without a converter
     unconverted: dict[int, str]
+    #: id(tensor) -> (how many records came before, the op) for an unconverted op that
+    #: wrote into the tensor: a converted op after that point cannot use it
+    mutated: dict[int, tuple[int, str]]
     #: the tensors of both, kept alive so that no id is reused during the export
     keep: list[Any]
 
@@ -73,6 +76,8 @@ def trace(
     keep: list[Any] = []
     produced: set[int] = {id(t) for t in known}
     open_frame: list[tuple[FrameType, Callable[..., None], dict[str, Any]]] = []
+    mutated: dict[int, tuple[int, str]] = {}
+    versions: dict[FrameType, list[tuple[Tensor, int]]] = {}
 
     def watch(frame: FrameType, event: str, arg: Any) -> None:
         if event == "call":
@@ -80,6 +85,11 @@ def trace(
                 convert = converter_of(frame)
                 if convert is not None:
                     open_frame.append((frame, convert, dict(frame.f_locals)))
+                elif str(frame.f_globals.get("__name__", "")).startswith(_OP_MODULES):
+                    # An op without a converter may write into its arguments: watch them.
+                    seen = _tensors(_parameters(frame))
+                    if seen:
+                        versions[frame] = [(t, t._storage.version) for t in seen]
         elif event == "return":
             if open_frame:
                 if frame is open_frame[-1][0]:
@@ -90,6 +100,10 @@ def trace(
                     keep.append((args, arg))
                 return
             module = frame.f_globals.get("__name__", "")
+            for t, version in versions.pop(frame, ()):
+                if t._storage.version != version:
+                    mutated[id(t)] = (len(records), f"{module}.{frame.f_code.co_name}")
+                    keep.append(t)
             if isinstance(module, str) and module.startswith(_OP_MODULES):
                 passed = {id(t) for t in _tensors(_parameters(frame))}
                 for t in _tensors(arg):
@@ -103,4 +117,4 @@ def trace(
         result = run()
     finally:
         sys.setprofile(previous)
-    return result, Trace(records, unconverted, keep)
+    return result, Trace(records, unconverted, mutated, keep)
