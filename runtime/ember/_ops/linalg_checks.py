@@ -3,8 +3,8 @@ with PyTorch's messages."""
 
 from __future__ import annotations
 
-import ember
 from ember._errors import DTypeError
+from ember._ops._surface import E
 from ember._tensor import Tensor
 
 __all__ = [
@@ -25,7 +25,7 @@ _TORCH_DTYPE_NAMES = {
 }  # fmt: skip
 
 
-def torch_dtype_name(dt: ember.dtype) -> str:
+def torch_dtype_name(dt: E.dtype) -> str:
     """The name PyTorch's messages give a dtype (Float, Long, ...)."""
     return _TORCH_DTYPE_NAMES.get(dt.name, dt.name)
 
@@ -35,7 +35,7 @@ def check_floating(op: str, a: Tensor, name: str = "input") -> None:
     dtype raises DTypeError (a RuntimeError, as PyTorch's) with PyTorch's message."""
     if not isinstance(a, Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(a).__name__}")
-    if a.dtype in (ember.float32, ember.float64):
+    if a.dtype in (E.float32, E.float64):
         return
     got = _TORCH_DTYPE_NAMES.get(a.dtype.name, a.dtype.name)
     if a.dtype.is_floating_point:

@@ -7,7 +7,7 @@ and returns the input's gradient. Real matrices only, so Hermitian means symmetr
 
 from __future__ import annotations
 
-import ember
+from ember._ops._surface import E
 from ember._tensor import Tensor
 
 __all__ = [
@@ -18,8 +18,8 @@ __all__ = [
 
 def _with_diagonal(x: Tensor, diagonal: Tensor) -> Tensor:
     """x with its diagonal replaced (out of place, so it stays differentiable)."""
-    eye = ember.eye(x.shape[-1], dtype=ember.bool, device=x.device)
-    return ember.where(eye, ember.diag_embed(diagonal), x)
+    eye = E.eye(x.shape[-1], dtype=E.bool, device=x.device)
+    return E.where(eye, E.diag_embed(diagonal), x)
 
 
 def cholesky_backward(grad_l: Tensor, factor: Tensor) -> Tensor:
@@ -27,8 +27,8 @@ def cholesky_backward(grad_l: Tensor, factor: Tensor) -> Tensor:
     diagonal, symmetrised."""
     inner = (factor.mT @ grad_l).tril()
     inner = 0.5 * (inner + inner.tril(-1).mT)
-    inner = ember.linalg.solve_triangular(factor.mT, inner, upper=True)
-    return ember.linalg.solve_triangular(factor, inner, upper=False, left=False)
+    inner = E.linalg.solve_triangular(factor.mT, inner, upper=True)
+    return E.linalg.solve_triangular(factor, inner, upper=False, left=False)
 
 
 def eigh_backward(
@@ -38,7 +38,7 @@ def eigh_backward(
     inner = vectors.mT @ grad_vectors
     inner = 0.5 * (inner - inner.mT)
     gaps = values.unsqueeze(-2) - values.unsqueeze(-1)
-    gaps = _with_diagonal(gaps, ember.ones_like(values))
+    gaps = _with_diagonal(gaps, E.ones_like(values))
     inner = _with_diagonal(inner / gaps, grad_values)
     return vectors @ inner @ vectors.mT
 
@@ -59,7 +59,7 @@ def svd_backward(
     vv = vh @ grad_v
     squares = s * s
     gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1)
-    gaps = _with_diagonal(gaps, ember.ones_like(s))
+    gaps = _with_diagonal(gaps, E.ones_like(s))
     inner = ((uu - uu.mT) * s.unsqueeze(-2) + s.unsqueeze(-1) * (vv - vv.mT)) / gaps
     inner = _with_diagonal(inner, grad_s)
     grad = u @ inner @ vh
@@ -80,7 +80,7 @@ def _qr_backward_tall(grad_q: Tensor, grad_r: Tensor, q: Tensor, r: Tensor) -> T
     """m >= n: gA = [gQ + Q copyltu(M)] R⁻ᵀ, M = R gRᵀ - gQᵀ Q."""
     m = r @ grad_r.mT - grad_q.mT @ q
     left = grad_q + q @ _symmetric_from_lower(m)
-    return ember.linalg.solve_triangular(r, left.mT, upper=True).mT
+    return E.linalg.solve_triangular(r, left.mT, upper=True).mT
 
 
 def qr_backward(grad_q: Tensor, grad_r: Tensor, q: Tensor, r: Tensor) -> Tensor:
@@ -91,7 +91,7 @@ def qr_backward(grad_q: Tensor, grad_r: Tensor, q: Tensor, r: Tensor) -> Tensor:
     grad_u, grad_v = grad_r[..., :m], grad_r[..., m:]
     y = q @ r[..., m:]
     grad_x = _qr_backward_tall(grad_q + y @ grad_v.mT, grad_u, q, r[..., :m])
-    return ember.cat([grad_x, q @ grad_v], dim=-1)
+    return E.cat([grad_x, q @ grad_v], dim=-1)
 
 
 def solve_triangular_backward(
@@ -99,7 +99,7 @@ def solve_triangular_backward(
 ) -> tuple[Tensor, Tensor]:
     """X = A⁻¹ B (left) or B A⁻¹: gB = A⁻ᵀ gX (or gX A⁻ᵀ); gA = -gB Xᵀ (or -Xᵀ gB),
     kept to A's triangle."""
-    grad_b = ember.linalg.solve_triangular(
+    grad_b = E.linalg.solve_triangular(
         a.mT, grad, upper=not upper, left=left, unitriangular=unitriangular
     )
     grad_a = -(grad_b @ x.mT) if left else -(x.mT @ grad_b)
@@ -112,11 +112,11 @@ def solve_triangular_backward(
 def lu_backward(grad_lu: Tensor, lu: Tensor, permutation: Tensor) -> Tensor:
     """A = P L U, square, from the packed gradient (gL below the diagonal, gU on and
     above): gA = P L⁻ᵀ (tril(Lᵀ gL, -1) + triu(gU Uᵀ)) U⁻ᵀ."""
-    lower = lu.tril(-1) + ember.eye(lu.shape[-1], dtype=lu.dtype, device=lu.device)
+    lower = lu.tril(-1) + E.eye(lu.shape[-1], dtype=lu.dtype, device=lu.device)
     upper = lu.triu()
     inner = (lower.mT @ grad_lu.tril(-1)).tril(-1) + (grad_lu.triu() @ upper.mT).triu()
-    inner = ember.linalg.solve_triangular(lower.mT, inner, upper=True, unitriangular=True)
-    inner = ember.linalg.solve_triangular(upper.mT, inner, upper=False, left=False)
+    inner = E.linalg.solve_triangular(lower.mT, inner, upper=True, unitriangular=True)
+    inner = E.linalg.solve_triangular(upper.mT, inner, upper=False, left=False)
     return permutation @ inner
 
 
@@ -124,10 +124,10 @@ def householder_product_composite(a: Tensor, tau: Tensor) -> Tensor:
     """H1 ... Hk applied to the first columns of I in ember ops, so that autograd records
     every step (the kernel path detaches)."""
     m, n = a.shape[-2:]
-    rows = ember.arange(m, device=a.device).unsqueeze(-1)
-    q = ember.eye(m, n, dtype=a.dtype, device=a.device).expand(*a.shape[:-2], m, n)
+    rows = E.arange(m, device=a.device).unsqueeze(-1)
+    q = E.eye(m, n, dtype=a.dtype, device=a.device).expand(*a.shape[:-2], m, n)
     for j in reversed(range(tau.shape[-1])):
         column = a[..., :, j : j + 1]
-        v = ember.where(rows > j, column, (rows == j).to(a.dtype))
+        v = E.where(rows > j, column, (rows == j).to(a.dtype))
         q = q - tau[..., j, None, None] * (v @ (v.mT @ q))
     return q

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import ember
 from ember._ops import linalg_decomposition_formulas as formulas
 from ember._ops import linalg_primitives as raw
+from ember._ops._surface import E
 from ember._ops.linalg_checks import check_matrix, check_square, failed_batches, raise_for_info
 from ember._tensor import Tensor
 from ember.autograd import Function
@@ -105,12 +105,12 @@ class _QR(Function):
         r_rows = m if mode == "complete" else min(m, n)
         r = reflectors[..., :r_rows, :].triu()
         if mode == "r":
-            q = ember.empty(0, dtype=a.dtype, device=a.device)
+            q = E.empty(0, dtype=a.dtype, device=a.device)
         else:
             width = m if mode == "complete" else min(m, n)
             if width > n:
-                pad = ember.zeros((*a.shape[:-1], width - n), dtype=a.dtype, device=a.device)
-                reflectors = ember.cat([reflectors, pad], dim=-1)
+                pad = E.zeros((*a.shape[:-1], width - n), dtype=a.dtype, device=a.device)
+                reflectors = E.cat([reflectors, pad], dim=-1)
             q = raw.householder_product_raw(reflectors[..., :width], tau)
         ctx.save_for_backward(q, r)
         ctx.mode = mode
@@ -272,7 +272,7 @@ def permutation_rows(pivots: Tensor, m: int) -> Tensor:
         for i, target in enumerate(swaps):
             order[i], order[target - 1] = order[target - 1], order[i]
         orders.append(order)
-    result = ember.tensor(orders, dtype=ember.int64, device=pivots.device)
+    result = E.tensor(orders, dtype=E.int64, device=pivots.device)
     return result.reshape(*batch_shape, m)
 
 
@@ -282,16 +282,16 @@ def lu_unpack(
     """(P, L, U) with A = P L U from lu_factor's compact result."""
     m, n = LU_data.shape[-2:]
     k = min(m, n)
-    empty = ember.empty(0, dtype=LU_data.dtype, device=LU_data.device)
+    empty = E.empty(0, dtype=LU_data.dtype, device=LU_data.device)
     lower = upper = permutation = empty
     if unpack_data:
-        lower = LU_data[..., :, :k].tril(-1) + ember.eye(
+        lower = LU_data[..., :, :k].tril(-1) + E.eye(
             m, k, dtype=LU_data.dtype, device=LU_data.device
         )
         upper = LU_data[..., :k, :].triu()
     if unpack_pivots:
         order = permutation_rows(LU_pivots, m)
-        eye = ember.eye(m, dtype=LU_data.dtype, device=LU_data.device)
+        eye = E.eye(m, dtype=LU_data.dtype, device=LU_data.device)
         permutation = eye[order].mT
     return LUResult(permutation, lower, upper)
 
@@ -318,6 +318,6 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
             "to tau.shape[-1]"
         )
     tau = tau.to(A.dtype)
-    if ember.is_grad_enabled() and (A.requires_grad or tau.requires_grad):
+    if E.is_grad_enabled() and (A.requires_grad or tau.requires_grad):
         return formulas.householder_product_composite(A, tau)
     return raw.householder_product_raw(A, tau)

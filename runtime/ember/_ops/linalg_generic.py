@@ -13,7 +13,7 @@ the kernels' (ember._ops.names); every operand is (B, ...) and written in place.
 
 from __future__ import annotations
 
-import ember
+from ember._ops._surface import E
 from ember._tensor import Tensor
 
 __all__ = [
@@ -25,13 +25,13 @@ _SWEEPS = 60
 
 
 def _index(n: int, like: Tensor) -> Tensor:
-    return ember.arange(n, device=like.device)
+    return E.arange(n, device=like.device)
 
 
 def _first_failure(info: Tensor, failed: Tensor, code: int) -> Tensor:
     """info with `code` where a matrix fails now and had not failed before (LAPACK
     reports the first)."""
-    return ember.where((info == 0) & failed, code, info)
+    return E.where((info == 0) & failed, code, info)
 
 
 def lu_factor(a: Tensor, pivots: Tensor, info: Tensor) -> None:
@@ -39,28 +39,28 @@ def lu_factor(a: Tensor, pivots: Tensor, info: Tensor) -> None:
     batch, m, n = a.shape
     work = a.clone()
     rows, cols = _index(m, a), _index(n, a)
-    status = ember.zeros(batch, dtype=ember.int64, device=a.device)
+    status = E.zeros(batch, dtype=E.int64, device=a.device)
     chosen = []
     for j in range(min(m, n)):
         p = work[:, j:, j].abs().argmax(-1) + j
         chosen.append(p)
         p_col = p.unsqueeze(-1)
-        order = ember.where(rows == j, p_col, ember.where(rows == p_col, j, rows))
+        order = E.where(rows == j, p_col, E.where(rows == p_col, j, rows))
         work = work.gather(1, order.unsqueeze(-1).expand(batch, m, n))
         pivot = work[:, j, j]
         zero = pivot == 0
         status = _first_failure(status, zero, j + 1)
         # A zero pivot means a zero column below it: its multipliers stay zero.
-        multipliers = ember.where(
-            rows > j, work[:, :, j] / ember.where(zero, 1.0, pivot).unsqueeze(-1), 0.0
+        multipliers = E.where(
+            rows > j, work[:, :, j] / E.where(zero, 1.0, pivot).unsqueeze(-1), 0.0
         )
-        pivot_row = ember.where(cols > j, work[:, j, :], 0.0)
+        pivot_row = E.where(cols > j, work[:, j, :], 0.0)
         work = work - multipliers.unsqueeze(-1) * pivot_row.unsqueeze(-2)
         below = (rows > j).unsqueeze(-1) & (cols == j)
-        work = ember.where(below, multipliers.unsqueeze(-1), work)
+        work = E.where(below, multipliers.unsqueeze(-1), work)
     a.copy_(work)
     if chosen:
-        pivots.copy_(ember.stack(chosen, -1) + 1)
+        pivots.copy_(E.stack(chosen, -1) + 1)
     info.copy_(status)
 
 
@@ -68,14 +68,14 @@ def cholesky(a: Tensor, info: Tensor) -> None:
     """potrf (lower), column by column over the batch."""
     batch, n, _ = a.shape
     source = a.clone()
-    factor = ember.zeros_like(a)
-    status = ember.zeros(batch, dtype=ember.int64, device=a.device)
+    factor = E.zeros_like(a)
+    status = E.zeros(batch, dtype=E.int64, device=a.device)
     for j in range(n):
         row = factor[:, j, :j]
         d = source[:, j, j] - (row * row).sum(-1)
         bad = ~(d > 0)
         status = _first_failure(status, bad, j + 1)
-        root = ember.where(bad, 1.0, d).sqrt()
+        root = E.where(bad, 1.0, d).sqrt()
         factor[:, j, j] = root
         if j + 1 < n:
             below = source[:, j + 1 :, j] - (factor[:, j + 1 :, :j] @ row.unsqueeze(-1)).squeeze(-1)
@@ -91,14 +91,14 @@ def householder_qr(a: Tensor, tau: Tensor) -> None:
     for j in range(min(m, n)):
         alpha = a[:, j, j].clone()
         tail = a[:, j + 1 :, j].clone()
-        tail_norm = ember.linalg.vector_norm(tail, dim=-1)
+        tail_norm = E.linalg.vector_norm(tail, dim=-1)
         trivial = tail_norm == 0
         norm = (alpha * alpha + tail_norm * tail_norm).sqrt()
-        beta = -ember.where(alpha >= 0, norm, -norm)
-        scale = ember.where(trivial, 0.0, (beta - alpha) / ember.where(trivial, 1.0, beta))
-        v_tail = tail / ember.where(trivial, 1.0, alpha - beta).unsqueeze(-1)
+        beta = -E.where(alpha >= 0, norm, -norm)
+        scale = E.where(trivial, 0.0, (beta - alpha) / E.where(trivial, 1.0, beta))
+        v_tail = tail / E.where(trivial, 1.0, alpha - beta).unsqueeze(-1)
         a[:, j + 1 :, j] = v_tail
-        a[:, j, j] = ember.where(trivial, alpha, beta)
+        a[:, j, j] = E.where(trivial, alpha, beta)
         tau[:, j] = scale
         if j + 1 < n:
             _reflect(a[:, j:, j + 1 :], v_tail, scale)
@@ -106,8 +106,8 @@ def householder_qr(a: Tensor, tau: Tensor) -> None:
 
 def _reflect(block: Tensor, v_tail: Tensor, scale: Tensor) -> None:
     """block -= tau v (vᵀ block) in place, v = (1, v_tail) per matrix."""
-    one = ember.ones((block.shape[0], 1), dtype=block.dtype, device=block.device)
-    v = ember.cat([one, v_tail], -1).unsqueeze(-1)
+    one = E.ones((block.shape[0], 1), dtype=block.dtype, device=block.device)
+    v = E.cat([one, v_tail], -1).unsqueeze(-1)
     block -= scale.unsqueeze(-1).unsqueeze(-1) * (v @ (v.mT @ block))
 
 
@@ -115,7 +115,7 @@ def householder_product(a: Tensor, tau: Tensor) -> None:
     """orgqr: H_k ... H_1 applied to the first columns of the identity."""
     batch, m, n = a.shape
     reflectors = a.clone()
-    a.copy_(ember.eye(m, n, dtype=a.dtype, device=a.device).expand(batch, m, n))
+    a.copy_(E.eye(m, n, dtype=a.dtype, device=a.device).expand(batch, m, n))
     for j in reversed(range(tau.shape[-1])):
         _reflect(a[:, j:, :], reflectors[:, j + 1 :, j], tau[:, j])
 
@@ -123,11 +123,11 @@ def householder_product(a: Tensor, tau: Tensor) -> None:
 def _rotation(diagonal_gap: Tensor, coupling: Tensor, skip: Tensor) -> tuple[Tensor, Tensor]:
     """cos and sin of the Jacobi rotation zeroing `coupling`: t = sign(θ)/(|θ| + √(θ²+1)),
     θ = diagonal_gap / (2 coupling); the identity where `skip`."""
-    theta = diagonal_gap / (2.0 * ember.where(skip, 1.0, coupling))
+    theta = diagonal_gap / (2.0 * E.where(skip, 1.0, coupling))
     magnitude = 1.0 / (theta.abs() + (theta * theta + 1.0).sqrt())
-    t = ember.where(theta >= 0, magnitude, -magnitude)
+    t = E.where(theta >= 0, magnitude, -magnitude)
     cos = 1.0 / (t * t + 1.0).sqrt()
-    return ember.where(skip, 1.0, cos), ember.where(skip, 0.0, t * cos)
+    return E.where(skip, 1.0, cos), E.where(skip, 0.0, t * cos)
 
 
 def _rotate_columns(x: Tensor, p: int, q: int, cos: Tensor, sin: Tensor) -> None:
@@ -142,11 +142,11 @@ def eigh(a: Tensor, w: Tensor, info: Tensor) -> None:
     batch, n, _ = a.shape
     lower = a.tril()
     s = lower + lower.tril(-1).mT
-    v = ember.eye(n, dtype=a.dtype, device=a.device).expand(batch, n, n).clone()
-    eps = ember.finfo(a.dtype).eps
+    v = E.eye(n, dtype=a.dtype, device=a.device).expand(batch, n, n).clone()
+    eps = E.finfo(a.dtype).eps
     converged = False
     for _ in range(_SWEEPS):
-        off = (s - ember.diag_embed(s.diagonal(dim1=-2, dim2=-1))).square().sum((-2, -1))
+        off = (s - E.diag_embed(s.diagonal(dim1=-2, dim2=-1))).square().sum((-2, -1))
         if bool((off <= eps * eps * s.square().sum((-2, -1))).all().item()):
             converged = True
             break
@@ -170,9 +170,9 @@ def svd(a: Tensor, u: Tensor, s: Tensor, vh: Tensor, info: Tensor, full_matrices
     # Orthogonalise the columns of a tall matrix (a wide one's transpose).
     work = (a.mT if wide else a).clone()
     rows, cols = work.shape[1:]
-    right = ember.eye(cols, dtype=a.dtype, device=a.device).expand(batch, cols, cols).clone()
+    right = E.eye(cols, dtype=a.dtype, device=a.device).expand(batch, cols, cols).clone()
     converged = _one_sided_jacobi(work, right, cols)
-    values, order = ember.linalg.vector_norm(work, dim=1).sort(-1, descending=True)
+    values, order = E.linalg.vector_norm(work, dim=1).sort(-1, descending=True)
     work = work.gather(2, order.unsqueeze(1).expand(batch, rows, cols))
     right = right.gather(2, order.unsqueeze(1).expand(batch, cols, cols))
     left = _orthonormal_columns(work, values, rows if full_matrices else cols)
@@ -187,9 +187,9 @@ def svd(a: Tensor, u: Tensor, s: Tensor, vh: Tensor, info: Tensor, full_matrices
 
 
 def _one_sided_jacobi(work: Tensor, right: Tensor, cols: int) -> bool:
-    eps = ember.finfo(work.dtype).eps
+    eps = E.finfo(work.dtype).eps
     for _ in range(_SWEEPS):
-        rotated = ember.zeros((), dtype=ember.bool, device=work.device)
+        rotated = E.zeros((), dtype=E.bool, device=work.device)
         for p in range(cols - 1):
             for q in range(p + 1, cols):
                 ap, aq = work[:, :, p], work[:, :, q]
@@ -209,23 +209,23 @@ def _orthonormal_columns(work: Tensor, values: Tensor, width: int) -> Tensor:
     negligible, the others (trailing, as the values are sorted) and, up to `width`, the
     complement completed orthonormally by a Householder QR of [basis | I]."""
     batch, rows, cols = work.shape
-    tolerance = values[:, :1] * (rows * ember.finfo(work.dtype).eps)
+    tolerance = values[:, :1] * (rows * E.finfo(work.dtype).eps)
     keep = values > tolerance
-    basis = ember.where(keep.unsqueeze(1), work / ember.where(keep, values, 1.0).unsqueeze(1), 0.0)
-    eye = ember.eye(rows, dtype=work.dtype, device=work.device).expand(batch, rows, rows)
-    stacked = ember.cat([basis, eye], dim=-1)
-    tau = ember.zeros((batch, rows), dtype=work.dtype, device=work.device)
+    basis = E.where(keep.unsqueeze(1), work / E.where(keep, values, 1.0).unsqueeze(1), 0.0)
+    eye = E.eye(rows, dtype=work.dtype, device=work.device).expand(batch, rows, rows)
+    stacked = E.cat([basis, eye], dim=-1)
+    tau = E.zeros((batch, rows), dtype=work.dtype, device=work.device)
     householder_qr(stacked, tau)
     # Where a column was kept, Q's column is it up to R's diagonal sign (±1).
-    signs = ember.where(keep, stacked.diagonal(dim1=-2, dim2=-1)[:, :cols].sign(), 1.0)
+    signs = E.where(keep, stacked.diagonal(dim1=-2, dim2=-1)[:, :cols].sign(), 1.0)
     q = stacked[:, :, :rows].clone()
     householder_product(q, tau)
     ones = (
-        ember.ones((batch, width - cols), dtype=work.dtype, device=work.device)
+        E.ones((batch, width - cols), dtype=work.dtype, device=work.device)
         if width > cols
         else None
     )
-    column_signs = signs[:, :width] if ones is None else ember.cat([signs, ones], -1)
+    column_signs = signs[:, :width] if ones is None else E.cat([signs, ones], -1)
     return q[:, :, :width] * column_signs.unsqueeze(1)
 
 

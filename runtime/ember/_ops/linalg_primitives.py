@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 
-import ember
 from ember._ops import linalg_generic as generic
 from ember._ops import names
+from ember._ops._surface import E
 from ember._tensor import Tensor
 
 __all__ = [
@@ -26,13 +26,13 @@ def column_major(a: Tensor) -> Tensor:
     """A fresh copy of a (*, m, n) as a (B, m, n) batch of column-major matrices."""
     m, n = a.shape[-2:]
     batch = math.prod(a.shape[:-2])
-    out = ember.empty((batch, n, m), dtype=a.dtype, device=a.device)
+    out = E.empty((batch, n, m), dtype=a.dtype, device=a.device)
     out.copy_(a.detach().reshape(batch, m, n).mT)
     return out.mT
 
 
-def _empty(shape: tuple[int, ...], like: Tensor, dtype: ember.dtype | None = None) -> Tensor:
-    return ember.empty(shape, dtype=dtype or like.dtype, device=like.device)
+def _empty(shape: tuple[int, ...], like: Tensor, dtype: E.dtype | None = None) -> Tensor:
+    return E.empty(shape, dtype=dtype or like.dtype, device=like.device)
 
 
 def _column_major_empty(batch: int, m: int, n: int, like: Tensor) -> Tensor:
@@ -47,13 +47,13 @@ def lu_factor_raw(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """getrf: (LU, pivots int32, info int32) of a (*, m, n)."""
     lu = column_major(a)
     batch, m, n = lu.shape
-    pivots = _empty((batch, min(m, n)), a, ember.int32)
-    info = ember.zeros((batch,), dtype=ember.int32, device=a.device)
+    pivots = _empty((batch, min(m, n)), a, E.int32)
+    info = E.zeros((batch,), dtype=E.int32, device=a.device)
     if lu.numel():
         kernel = names.LU_FACTOR.kernels.get(a.device.type, generic.lu_factor)
         kernel(lu, pivots, info)
     else:
-        pivots.copy_(ember.arange(1, min(m, n) + 1, device=a.device).expand(batch, -1))
+        pivots.copy_(E.arange(1, min(m, n) + 1, device=a.device).expand(batch, -1))
     shape = a.shape[:-2]
     return _unbatch(lu, shape), _unbatch(pivots, shape), _unbatch(info, shape)
 
@@ -61,7 +61,7 @@ def lu_factor_raw(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 def cholesky_raw(a: Tensor) -> tuple[Tensor, Tensor]:
     """potrf: (L with an unspecified strict upper triangle, info) of a (*, n, n)."""
     factor = column_major(a)
-    info = ember.zeros((factor.shape[0],), dtype=ember.int32, device=a.device)
+    info = E.zeros((factor.shape[0],), dtype=E.int32, device=a.device)
     if factor.numel():
         names.CHOLESKY.kernels.get(a.device.type, generic.cholesky)(factor, info)
     shape = a.shape[:-2]
@@ -72,7 +72,7 @@ def householder_qr_raw(a: Tensor) -> tuple[Tensor, Tensor]:
     """geqrf: (R and the reflectors, tau) of a (*, m, n)."""
     qr = column_major(a)
     batch, m, n = qr.shape
-    tau = ember.zeros((batch, min(m, n)), dtype=a.dtype, device=a.device)
+    tau = E.zeros((batch, min(m, n)), dtype=a.dtype, device=a.device)
     if qr.numel():
         names.HOUSEHOLDER_QR.kernels.get(a.device.type, generic.householder_qr)(qr, tau)
     shape = a.shape[:-2]
@@ -96,7 +96,7 @@ def eigh_raw(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     vectors = column_major(a)
     batch, n, _ = vectors.shape
     w = _empty((batch, n), a)
-    info = ember.zeros((batch,), dtype=ember.int32, device=a.device)
+    info = E.zeros((batch,), dtype=E.int32, device=a.device)
     if vectors.numel():
         names.EIGH.kernels.get(a.device.type, generic.eigh)(vectors, w, info)
     shape = a.shape[:-2]
@@ -111,14 +111,14 @@ def svd_raw(a: Tensor, full_matrices: bool) -> tuple[Tensor, Tensor, Tensor, Ten
     u = _column_major_empty(batch, m, m if full_matrices else k, a)
     vh = _column_major_empty(batch, n if full_matrices else k, n, a)
     s = _empty((batch, k), a)
-    info = ember.zeros((batch,), dtype=ember.int32, device=a.device)
+    info = E.zeros((batch,), dtype=E.int32, device=a.device)
     if work.numel():
         kernel = names.SVD.kernels.get(a.device.type, generic.svd)
         kernel(work, u, s, vh, info, full_matrices)
     elif u.numel() or vh.numel():
         # An empty a: identities complete the bases, as LAPACK would.
-        u.copy_(ember.eye(u.shape[1], u.shape[2], dtype=a.dtype, device=a.device))
-        vh.copy_(ember.eye(vh.shape[1], vh.shape[2], dtype=a.dtype, device=a.device))
+        u.copy_(E.eye(u.shape[1], u.shape[2], dtype=a.dtype, device=a.device))
+        vh.copy_(E.eye(vh.shape[1], vh.shape[2], dtype=a.dtype, device=a.device))
     shape = a.shape[:-2]
     return _unbatch(u, shape), _unbatch(s, shape), _unbatch(vh, shape), _unbatch(info, shape)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import ember
 from ember._ops import linalg_decomposition_formulas as formulas
 from ember._ops import linalg_primitives as raw
+from ember._ops._surface import E
 from ember._ops.linalg_checks import (
     check_matrix,
     check_square,
@@ -45,7 +45,7 @@ _SOLVE_FAILED = "The solver failed because the input matrix is singular."
 
 def _broadcast_batches(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """a (*, n, n) and b (*, n, k) expanded to one batch shape."""
-    batch = ember.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = E.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     return a.expand(*batch, *a.shape[-2:]), b.expand(*batch, *b.shape[-2:])
 
 
@@ -103,7 +103,7 @@ def _lu_parts_solve(lu: Tensor, pivots: Tensor, b: Tensor, adjoint: bool) -> Ten
         return solve_triangular(lu, y, upper=True)
     y = solve_triangular(lu.mT, b, upper=False)
     z = solve_triangular(lu.mT, y, upper=True, unitriangular=True)
-    return ember.zeros_like(z).scatter(-2, order, z)
+    return E.zeros_like(z).scatter(-2, order, z)
 
 
 def _as_matrix_rhs(A: Tensor, B: Tensor) -> bool:
@@ -180,7 +180,7 @@ _SINGULAR = (
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:
     """The inverse and LAPACK's status per matrix (info > 0: singular)."""
     check_square("linalg.inv", A)
-    eye = ember.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    eye = E.eye(A.shape[-1], dtype=A.dtype, device=A.device)
     a, b = _broadcast_batches(A, eye)
     x, info = _Solve.apply(a, b)
     if check_errors:
@@ -198,7 +198,7 @@ def inv(A: Tensor) -> Tensor:
 def _lu_sign_and_diagonal(a: Tensor) -> tuple[Tensor, Tensor]:
     lu, pivots, _ = raw.lu_factor_raw(a)
     n = a.shape[-1]
-    swaps = (pivots.long() != ember.arange(1, n + 1, device=a.device)).sum(-1)
+    swaps = (pivots.long() != E.arange(1, n + 1, device=a.device)).sum(-1)
     sign = 1.0 - 2.0 * (swaps % 2).to(a.dtype)
     return sign, lu.diagonal(dim1=-2, dim2=-1)
 
@@ -247,10 +247,10 @@ class _Det(Function):
 def _adjugate_transposed(a: Tensor) -> Tensor:
     """adj(A)ᵀ = det(U Vh) U diag(the products of all singular values but one) Vh: what
     the cofactor formula tends to, defined for singular A too."""
-    u, s, vh = ember.linalg.svd(a)
-    eye = ember.eye(s.shape[-1], dtype=ember.bool, device=s.device)
-    others = ember.where(eye, ember.ones_like(s).unsqueeze(-1), s.unsqueeze(-2)).prod(-1)
-    with ember.no_grad():
+    u, s, vh = E.linalg.svd(a)
+    eye = E.eye(s.shape[-1], dtype=E.bool, device=s.device)
+    others = E.where(eye, E.ones_like(s).unsqueeze(-1), s.unsqueeze(-2)).prod(-1)
+    with E.no_grad():
         orientation = _signed_det(u.detach()) * _signed_det(vh.detach())
     return orientation.unsqueeze(-1).unsqueeze(-1) * ((u * others.unsqueeze(-2)) @ vh)
 
@@ -288,7 +288,7 @@ def lu_solve(
             f"{op}: Incompatible shapes of A and B for the equation AX = B "
             f"({LU.shape[-2]}x{LU.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})"
         )
-    batch = ember.broadcast_shapes(LU.shape[:-2], pivots.shape[:-1], B.shape[:-2])
+    batch = E.broadcast_shapes(LU.shape[:-2], pivots.shape[:-1], B.shape[:-2])
     lu = LU.expand(*batch, *LU.shape[-2:])
     piv = pivots.expand(*batch, pivots.shape[-1])
     b = B.expand(*batch, *B.shape[-2:])
@@ -305,5 +305,5 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """A⁻¹ from A's Cholesky factor."""
     check_square("cholesky_inverse", L, "input")
-    eye = ember.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+    eye = E.eye(L.shape[-1], dtype=L.dtype, device=L.device)
     return cholesky_solve(eye.expand(*L.shape), L, upper)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import ember
+from ember._ops._surface import E
 from ember._ops.linalg_checks import check_matrix, check_square
 from ember._ops.linalg_decompositions import eigh, svd
 from ember._ops.linalg_solvers import inv, solve
@@ -37,11 +37,11 @@ def _tolerance(
     """max(atol, rtol * s_max), PyTorch's defaults: rtol = eps * max(m, n) when neither is
     given, 0 when only atol is."""
     if rtol is None:
-        rtol = 0.0 if atol is not None else ember.finfo(s.dtype).eps * size
-    largest = s.amax(-1, keepdim=True) if s.shape[-1] else ember.zeros_like(s[..., :1])
+        rtol = 0.0 if atol is not None else E.finfo(s.dtype).eps * size
+    largest = s.amax(-1, keepdim=True) if s.shape[-1] else E.zeros_like(s[..., :1])
     tolerance = largest * rtol
     if atol is not None:
-        tolerance = ember.maximum(tolerance, ember.as_tensor(atol, dtype=s.dtype, device=s.device))
+        tolerance = E.maximum(tolerance, E.as_tensor(atol, dtype=s.dtype, device=s.device))
     return tolerance
 
 
@@ -66,14 +66,12 @@ def lstsq(
     m, n = A.shape[-2:]
     u, s, vh = svd(A, full_matrices=False)
     if rcond is None:
-        rcond = ember.finfo(A.dtype).eps * max(m, n)
+        rcond = E.finfo(A.dtype).eps * max(m, n)
     keep = s > _tolerance(s, None, rcond, max(m, n))
-    inverse_s = ember.where(
-        keep, 1.0 / ember.where(keep, s, ember.ones_like(s)), ember.zeros_like(s)
-    )
+    inverse_s = E.where(keep, 1.0 / E.where(keep, s, E.ones_like(s)), E.zeros_like(s))
     solution = vh.mT @ (inverse_s.unsqueeze(-1) * (u.mT @ b))
     rank = keep.sum(-1)
-    empty = ember.empty(0, dtype=A.dtype, device=A.device)
+    empty = E.empty(0, dtype=A.dtype, device=A.device)
     residuals = empty
     if m > n and driver != "gelsy" and bool((rank == n).all().item()):
         residuals = (A @ solution - b).square().sum(-2)
@@ -81,14 +79,14 @@ def lstsq(
     return LstsqResult(
         solution.squeeze(-1) if vector else solution,
         residuals,
-        rank if driver != "gels" else ember.empty(0, dtype=ember.int64, device=A.device),
+        rank if driver != "gels" else E.empty(0, dtype=E.int64, device=A.device),
         s if driver in ("gelsd", "gelss") else empty,
     )
 
 
 def _inverse_values(s: Tensor, tolerance: Tensor) -> Tensor:
     keep = s > tolerance
-    return ember.where(keep, 1.0 / ember.where(keep, s, ember.ones_like(s)), ember.zeros_like(s))
+    return E.where(keep, 1.0 / E.where(keep, s, E.ones_like(s)), E.zeros_like(s))
 
 
 def pinv(
@@ -127,7 +125,7 @@ def cond(A: Tensor, p: str | float | None = None) -> Tensor:
         ratio = s[..., 0] / s[..., -1]
         return 1.0 / ratio if p == -2 else ratio
     check_square("linalg.cond", A)
-    return ember.linalg.matrix_norm(A, p) * ember.linalg.matrix_norm(inv(A), p)
+    return E.linalg.matrix_norm(A, p) * E.linalg.matrix_norm(inv(A), p)
 
 
 def matrix_exp(A: Tensor) -> Tensor:
@@ -138,7 +136,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     norm = float(A.detach().abs().sum(-2).amax().item())
     squarings = max(0, math.ceil(math.log2(norm))) if norm > 0 and math.isfinite(norm) else 0
     scaled = A / (2.0**squarings)
-    eye = ember.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    eye = E.eye(A.shape[-1], dtype=A.dtype, device=A.device)
     result = eye + scaled / 18.0
     for k in range(17, 0, -1):
         result = eye + (scaled @ result) / float(k)
@@ -182,7 +180,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     count = x.shape[-1] if N is None else N
     if count <= 1:
         raise RuntimeError("N must be greater than 1.")
-    powers = ember.arange(count, device=x.device)
+    powers = E.arange(count, device=x.device)
     return x.unsqueeze(-1) ** powers
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import ember
 from ember._ops import linalg_decompositions as dec
 from ember._ops import linalg_primitives as raw
 from ember._ops import linalg_solvers as sol
 from ember._ops import linalg_spectral as spec
 from ember._ops import norms
+from ember._ops._surface import E
 from ember._ops.linalg_checks import check_matrix
 from ember._ops.linalg_lowrank import pca_lowrank, svd_lowrank
 from ember._tensor import Tensor
@@ -59,7 +59,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVDResult:
     and V are zero-filled."""
     u, s, vh = dec.svd(input, full_matrices=not some)
     if not compute_uv:
-        return SVDResult(ember.zeros_like(u), s.detach(), ember.zeros_like(vh.mT))
+        return SVDResult(E.zeros_like(u), s.detach(), E.zeros_like(vh.mT))
     return SVDResult(u, s, vh.mT)
 
 
@@ -110,9 +110,9 @@ def ormqr(
     m, n = input.shape[-2:]
     columns = input[..., :, : min(m, n)]
     if m > columns.shape[-1]:
-        pad = ember.zeros((*input.shape[:-1], m - columns.shape[-1]), dtype=input.dtype,
+        pad = E.zeros((*input.shape[:-1], m - columns.shape[-1]), dtype=input.dtype,
                           device=input.device)  # fmt: skip
-        columns = ember.cat([columns, pad], dim=-1)
+        columns = E.cat([columns, pad], dim=-1)
     q = raw.householder_product_raw(columns, tau)
     q = q.mT if transpose else q
     return q @ other if left else other @ q

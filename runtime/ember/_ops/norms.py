@@ -13,6 +13,7 @@ from ember._ops import elementwise as ew
 from ember._ops import reduction as red
 from ember._ops import shape as sh
 from ember._ops import unary
+from ember._ops._surface import E
 from ember._tensor import Tensor
 
 # torch.norm is top level; the others live in ember.linalg.
@@ -107,9 +108,8 @@ def matrix_norm(
 
 def _spectral_norm(A: Tensor, ord: str | float, rows: int, cols: int, keepdim: bool) -> Tensor:
     """nuc (the sum), 2 (the largest) and -2 (the smallest) of the singular values."""
-    from ember._ops.linalg_decompositions import svdvals  # linalg builds on this module
-
-    values = svdvals(sh.movedim(A, (rows, cols), (-2, -1)))
+    # E.linalg: the decompositions build on this module, so svdvals resolves at call time
+    values = E.linalg.svdvals(sh.movedim(A, (rows, cols), (-2, -1)))
     if ord == "nuc":
         result = red.sum(values, -1)
     else:
