@@ -21,6 +21,9 @@ from ember._ops import (
     memory_formats,
     names,
     norms,
+    pointwise_binary,
+    pointwise_math,
+    predicates,
     random,
     reduction,
     reorder,
@@ -49,6 +52,9 @@ from ember._ops.linalg import *  # noqa: F403
 from ember._ops.linalg_products import *  # noqa: F403
 from ember._ops.memory_formats import *  # noqa: F403
 from ember._ops.norms import *  # noqa: F403
+from ember._ops.pointwise_binary import *  # noqa: F403
+from ember._ops.pointwise_math import *  # noqa: F403
+from ember._ops.predicates import *  # noqa: F403
 from ember._ops.random import *  # noqa: F403
 from ember._ops.reduction import *  # noqa: F403
 from ember._ops.reorder import *  # noqa: F403
@@ -88,6 +94,7 @@ __all__ += triangle.__all__
 __all__ += blocks.__all__
 __all__ += diagonal_writes.__all__
 __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
+__all__ += pointwise_math.__all__ + pointwise_binary.__all__ + predicates.__all__
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
 
 # The tensor layer and autograd, below this package, reach ops through `ember._upper`.
