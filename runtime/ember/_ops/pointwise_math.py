@@ -10,7 +10,7 @@ PyTorch; the in-place forms raise when the result would need a float into an int
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from ember import _dtype
 from ember._dtype_info import finfo
@@ -27,10 +27,11 @@ __all__ = [
     "arccosh", "arccosh_", "arcsin", "arcsin_", "arcsinh", "arcsinh_", "arctan", "arctan_",
     "arctanh", "arctanh_", "asin", "asin_", "asinh", "asinh_", "atan", "atan_", "atanh", "atanh_",
     "ceil_", "cos_", "cosh", "cosh_", "deg2rad", "deg2rad_", "erf_", "exp2", "exp2_", "expm1_",
-    "fix", "fix_", "floor_", "frac", "frac_", "log1p_", "log2", "log2_", "log10", "log10_", "log_",
-    "logit", "logit_", "nan_to_num", "nan_to_num_", "neg_", "negative_", "positive", "rad2deg",
-    "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sgn", "sgn_", "sigmoid_", "sign_", "sin_",
-    "sinc", "sinc_", "sinh", "sinh_", "sqrt_", "square_", "tan", "tan_", "tanh_", "trunc_",
+    "fix", "fix_", "floor_", "frac", "frac_", "frexp", "log1p_", "log2", "log2_", "log10",
+    "log10_", "log_", "logit", "logit_", "nan_to_num", "nan_to_num_", "neg_", "negative_",
+    "positive", "rad2deg", "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sgn", "sgn_",
+    "sigmoid_", "sign_", "sin_", "sinc", "sinc_", "sinh", "sinh_", "sqrt_", "square_", "tan",
+    "tan_", "tanh_", "trunc_",
 ]  # fmt: skip
 
 acos = _unary_function("acos")
@@ -214,3 +215,41 @@ def nan_to_num_(
 ) -> Tensor:
     """In place nan_to_num."""
     return apply_inplace("nan_to_num_", input, lambda x: _nan_to_num(x, nan, posinf, neginf))
+
+
+class FrexpResult(NamedTuple):
+    """What frexp returns (PyTorch's torch.return_types.frexp)."""
+
+    mantissa: Tensor
+    exponent: Tensor
+
+
+def frexp(input: Tensor) -> FrexpResult:
+    """input = mantissa * 2**exponent with |mantissa| in [0.5, 1) and an int32 exponent;
+    zeros, infinities and NaN keep themselves as the mantissa, with exponent 0."""
+    if not isinstance(input, Tensor):
+        raise TypeError("frexp(): argument 'input' must be a Tensor")
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(
+            "torch.frexp() only supports floating-point dtypes, got " + input._dtype.name
+        )
+    x = ew.detached(input)
+    special = ew.logical_or(ew.eq(x, 0), unary.logical_not(ew.lt(unary.abs(x), math.inf)))
+    magnitude = unary.where(special, 1.0, unary.abs(x))
+    # floor(log2|x|) + 1 may be one off near powers of two: corrected below.
+    exponent = ew.add(unary.floor(log2(magnitude)), 1.0)
+    mantissa = _scaled(magnitude, exponent)
+    high = ew.ge(mantissa, 1.0)
+    exponent = ew.add(exponent, cast(high, x._dtype))
+    low = ew.lt(_scaled(magnitude, exponent), 0.5)
+    exponent = ew.sub(exponent, cast(low, x._dtype))
+    exponent = unary.where(special, 0.0, exponent)
+    mantissa = ew.mul(_scaled(magnitude, exponent), unary.sign(x))
+    mantissa = unary.where(special, x, mantissa)
+    return FrexpResult(mantissa, cast(exponent, _dtype.int32))
+
+
+def _scaled(x: Tensor, exponent: Tensor) -> Tensor:
+    """x * 2**-exponent in two halves, so that subnormal x never overflows 2**-exponent."""
+    half = unary.floor(ew.mul(exponent, 0.5))
+    return ew.mul(ew.mul(x, exp2(unary.neg(half))), exp2(ew.sub(half, exponent)))
