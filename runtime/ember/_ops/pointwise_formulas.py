@@ -129,10 +129,14 @@ def _operands(node: Any) -> tuple[Any, Any]:
     return (saved_a if a_scalar is None else a_scalar), (saved_b if b_scalar is None else b_scalar)
 
 
+def _square(x: Any) -> Any:
+    return _ew().mul(x, x) if isinstance(x, Tensor) else x * x
+
+
 def _atan2(node: Any, g: Tensor) -> Sequence[Any]:
     ew = _ew()
     a, b = _operands(node)
-    scale = ew.div(g, ew.add(ew.mul(a, a), ew.mul(b, b)))
+    scale = ew.div(g, ew.add(_square(a), _square(b)))
     grad_a = ew.mul(scale, b) if node.needs_input_grad(0) else None
     grad_b = ew.mul(scale, _un().neg(a) if isinstance(a, Tensor) else -a)
     return grad_a, grad_b if node.needs_input_grad(1) else None
@@ -151,8 +155,10 @@ def _copysign(node: Any, g: Tensor) -> Sequence[Any]:
     # PyTorch: grad * result / self, 0 where self == 0; the sign operand gets 0.
     ew = _ew()
     a, b = _operands(node)
-    ratio = ew.div(_upper.ops.copysign(a, b), a)
-    grad_a = _un().where(ew.eq(a, 0), 0.0, ew.mul(g, ratio))
+    grad_a = None
+    if node.needs_input_grad(0):
+        ratio = ew.div(_upper.ops.copysign(a, b), a)
+        grad_a = _un().where(ew.eq(a, 0), 0.0, ew.mul(g, ratio))
     grad_b = ew.mul(g, 0.0) if node.needs_input_grad(1) else None
     return grad_a, grad_b
 
