@@ -125,12 +125,18 @@ def _into(out: Tensor | None, result: Tensor) -> Tensor:
 
 
 def xlogy(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
-    """x * log(y), 0 where x == 0 unless y is NaN."""
+    """x * log(y), 0 where x == 0 unless y is NaN.
+
+    The gradient is PyTorch's: log(y) wrt x even where x == 0 (0 where y <= 0 there), x / y
+    wrt y."""
     x, y = _float_operands("xlogy", input, other)
-    zero = ew.logical_and(ew.eq(x, 0), ew.eq(y, y))
-    # y is replaced where masked so that log(0) = -inf never meets a zero gradient.
-    value = ew.mul(x, unary.log(unary.where(zero, 1.0, y)))
-    return _into(out, unary.where(zero, 0.0, value))
+    zero_x = ew.eq(x, 0)
+    # x == 0 with y <= 0: log(y) is replaced (by 0, through a safe y) before multiplying.
+    masked = ew.logical_and(zero_x, ew.le(y, 0))
+    log_y = unary.where(masked, 0.0, unary.log(unary.where(masked, 1.0, y)))
+    value = ew.mul(x, log_y)
+    # 0 * log(inf) is NaN, but xlogy(0, inf) is 0.
+    return _into(out, unary.where(ew.logical_and(zero_x, ew.eq(y, math.inf)), 0.0, value))
 
 
 def xlogy_(input: Tensor, other: Any) -> Tensor:

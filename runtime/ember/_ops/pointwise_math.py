@@ -233,7 +233,7 @@ def frexp(input: Tensor) -> FrexpResult:
         raise RuntimeError(
             "torch.frexp() only supports floating-point dtypes, got " + input._dtype.name
         )
-    x = ew.detached(input)
+    x = input  # the mantissa's gradient is grad / 2**exponent, as in PyTorch
     special = ew.logical_or(ew.eq(x, 0), unary.logical_not(ew.lt(unary.abs(x), math.inf)))
     magnitude = unary.where(special, 1.0, unary.abs(x))
     # floor(log2|x|) + 1 may be one off near powers of two: corrected below.

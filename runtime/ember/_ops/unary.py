@@ -278,7 +278,8 @@ def bitwise_not(t: Tensor) -> Tensor:
         return logical_not(t)
     if t._dtype.is_floating_point:
         raise DTypeError(f"bitwise_not(): not supported for floating-point dtype {t._dtype.name}")
-    return _binary(names.BINARY["bitwise_xor"], t, -1)
+    # All bits set: -1, or the largest value of an unsigned dtype (-1 is out of its range).
+    return _binary(names.BINARY["bitwise_xor"], t, -1 if t._dtype.is_signed else 255)
 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:
