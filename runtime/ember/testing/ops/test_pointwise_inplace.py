@@ -243,7 +243,7 @@ def test_binary_inplace_inside_a_graph(device: str, name: str, rng) -> None:
     }
     call = calls.get(name, lambda t, o: getattr(t, name + "_")(o))
     grads = []
-    for lib, wrap in ((ember, lambda v: make(v, device, ember.float64)), (torch, torch.tensor)):
+    for wrap in (lambda v: make(v, device, ember.float64), torch.tensor):
         x, y = wrap(a).requires_grad_(), wrap(b).requires_grad_()
         z = x * 1.5
         call(z, y)
