@@ -240,6 +240,9 @@ class PointwiseMethods(TensorCore):
     def logical_not_(self) -> Tensor:
         return _up.ops.logical_not_(self)
 
+    def angle(self) -> Tensor:
+        return _up.ops.angle(self)
+
     def logit(self, eps: float | None = None) -> Tensor:
         return _up.ops.logit(self, eps)
 
@@ -275,7 +278,7 @@ class PointwiseMethods(TensorCore):
         atol: float = 1e-08,
         equal_nan: builtins.bool = False,
     ) -> builtins.bool:
-        return _up.ops.allclose(self, other, rtol, atol, equal_nan)  # type: ignore[no-any-return]
+        return _up.ops.allclose(self, other, rtol, atol, equal_nan)
 
     def equal(self, other: Tensor) -> builtins.bool:
-        return _up.ops.equal(self, other)  # type: ignore[no-any-return]
+        return _up.ops.equal(self, other)

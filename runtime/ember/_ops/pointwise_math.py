@@ -23,12 +23,12 @@ from ember._ops.unary import _unary_function
 from ember._tensor import Tensor
 
 __all__ = [
-    "abs_", "absolute", "absolute_", "acos", "acos_", "acosh", "acosh_", "arccos", "arccos_",
-    "arccosh", "arccosh_", "arcsin", "arcsin_", "arcsinh", "arcsinh_", "arctan", "arctan_",
-    "arctanh", "arctanh_", "asin", "asin_", "asinh", "asinh_", "atan", "atan_", "atanh", "atanh_",
-    "ceil_", "cos_", "cosh", "cosh_", "deg2rad", "deg2rad_", "erf_", "exp2", "exp2_", "expm1_",
-    "fix", "fix_", "floor_", "frac", "frac_", "frexp", "log1p_", "log2", "log2_", "log10",
-    "log10_", "log_", "logit", "logit_", "nan_to_num", "nan_to_num_", "neg_", "negative_",
+    "abs_", "absolute", "absolute_", "acos", "acos_", "acosh", "acosh_", "angle", "arccos",
+    "arccos_", "arccosh", "arccosh_", "arcsin", "arcsin_", "arcsinh", "arcsinh_", "arctan",
+    "arctan_", "arctanh", "arctanh_", "asin", "asin_", "asinh", "asinh_", "atan", "atan_", "atanh",
+    "atanh_", "ceil_", "cos_", "cosh", "cosh_", "deg2rad", "deg2rad_", "erf_", "exp2", "exp2_",
+    "expm1_", "fix", "fix_", "floor_", "frac", "frac_", "frexp", "log1p_", "log2", "log2_",
+    "log10", "log10_", "log_", "logit", "logit_", "nan_to_num", "nan_to_num_", "neg_", "negative_",
     "positive", "rad2deg", "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sgn", "sgn_",
     "sigmoid_", "sign_", "sin_", "sinc", "sinc_", "sinh", "sinh_", "sqrt_", "square_", "tan",
     "tan_", "tanh_", "trunc_",
@@ -130,6 +130,17 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     if eps is not None:
         x = unary.clamp(x, eps, 1.0 - eps)
     return unary.log(ew.div(x, ew.sub(1.0, x)))
+
+
+def angle(input: Tensor) -> Tensor:
+    """The argument of a real number: pi where input < 0, else 0 (-0.0 too); NaN stays
+    NaN. Its gradient is 0, as PyTorch's for real inputs."""
+    x = _floating("angle", input)
+    plain = ew.detached(x)
+    value = unary.where(ew.lt(plain, 0), math.pi, unary.where(ew.ne(plain, plain), plain, 0.0))
+    # + 0 * x (x finite): the result stays in the graph with a zero gradient.
+    finite = ew.lt(unary.abs(plain), math.inf)
+    return ew.add(value, ew.mul(unary.where(finite, x, 0.0), 0.0))
 
 
 def sgn(input: Tensor) -> Tensor:

@@ -33,7 +33,7 @@ _bool = _dtype.bool
 def _tensor(name: str, t: Any) -> Tensor:
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be a Tensor, not {type(t).__name__}")
-    return ew.detached(t)  # type: ignore[no-any-return]
+    return ew.detached(t)
 
 
 def _all_false(t: Tensor) -> Tensor:

@@ -249,11 +249,6 @@ EM_FLOAT_HELPERS(double, d)
 
 _NP_ERF: Final = "np.vectorize(math.erf, otypes=[x.dtype])"
 _NP_IDENTITY_INTS: Final = _same("x", ("bool", *_INTS))
-#: Unary ops that are one function of C99, OpenCL C, CUDA and NumPy (float dtypes).
-_C_MATH: Final = (
-    "acos", "asin", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "log2", "log10",
-    "exp2",
-)  # fmt: skip
 _NP_NUMBERS: Final = (*_INTS, "float")
 
 

@@ -45,6 +45,7 @@ UNARY: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "logit": (ember.logit, torch.logit),
     "logit_eps": (lambda t: ember.logit(t, eps=0.1), lambda t: torch.logit(t, eps=0.1)),
     "sgn": (ember.sgn, torch.sgn),
+    "angle": (ember.angle, torch.angle),
     "nan_to_num": (ember.nan_to_num, torch.nan_to_num),
     "nan_to_num_args": (
         lambda t: ember.nan_to_num(t, nan=1.5, posinf=9.0, neginf=-9.0),
@@ -65,7 +66,9 @@ def test_unary_composites_special_values(device: str, op: str, dtype: ember.dtyp
     _same(ours(make(values, device)), theirs(_torch(values, dtype)))
 
 
-@pytest.mark.parametrize("op", ["deg2rad", "rad2deg", "logit", "sinc", "fix", "sgn", "nan_to_num"])
+@pytest.mark.parametrize(
+    "op", ["deg2rad", "rad2deg", "logit", "sinc", "fix", "sgn", "nan_to_num", "angle"]
+)
 @pytest.mark.parametrize("dtype", [ember.int64, ember.int32, ember.uint8], ids=pid)
 def test_unary_composites_integer_inputs(device: str, op: str, dtype: ember.dtype, rng) -> None:
     ours, theirs = UNARY[op]
