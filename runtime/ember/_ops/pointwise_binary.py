@@ -39,12 +39,33 @@ __all__ = [
 atan2 = _binary_function("atan2")
 hypot = _binary_function("hypot")
 copysign = _binary_function("copysign")
-nextafter = _binary_function("nextafter")
+_nextafter = _binary_function("nextafter")
 fmax = _binary_function("fmax")
 fmin = _binary_function("fmin")
 bitwise_left_shift = _binary_function("bitwise_left_shift")
 bitwise_right_shift = _binary_function("bitwise_right_shift")
 arctan2 = atan2
+
+
+def nextafter(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
+    """The next representable value after input towards other (float32 and float64: the
+    kernels compute float16 in float32, whose neighbours float16 cannot hold)."""
+    _check_nextafter(input, other)
+    return _nextafter(input, other, out=out)
+
+
+def nextafter_(input: Tensor, other: Any) -> Tensor:
+    """In place nextafter."""
+    _check_nextafter(input, other)
+    return _inplace(names.BINARY["nextafter"], input, other)
+
+
+def _check_nextafter(input: Any, other: Any) -> None:
+    for x in (input, other):
+        if isinstance(x, Tensor) and x._dtype is _dtype.float16:
+            raise DTypeError("\"nextafter\" not implemented for 'float16'")
+
+
 divide = ew.div
 
 
@@ -63,7 +84,6 @@ atan2_ = _inplace_of("atan2")
 arctan2_ = atan2_
 hypot_ = _inplace_of("hypot")
 copysign_ = _inplace_of("copysign")
-nextafter_ = _inplace_of("nextafter")
 bitwise_left_shift_ = _inplace_of("bitwise_left_shift")
 bitwise_right_shift_ = _inplace_of("bitwise_right_shift")
 bitwise_and_ = _inplace_of("bitwise_and")
