@@ -20,7 +20,7 @@ from ember._ops._binary_general import binary_general
 from ember._ops.conversion import cast
 from ember._ops.creation import full
 from ember._ops.elementwise import _binary_function, _inplace
-from ember._ops.pointwise_inplace import apply_inplace
+from ember._ops.pointwise_inplace import apply_inplace, write_out
 from ember._ops.pointwise_math import exp2
 from ember._ops.reduction import any as _any
 from ember._tensor import Tensor
@@ -120,12 +120,12 @@ def _float_operands(name: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
 
 def logaddexp(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """log(exp(a) + exp(b)), without overflow; equal infinities give themselves."""
-    return _into(out, _logaddexp("logaddexp", input, other, 1.0))
+    return write_out("logaddexp", out, _logaddexp("logaddexp", input, other, 1.0))
 
 
 def logaddexp2(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """log2(2**a + 2**b), without overflow."""
-    return _into(out, _logaddexp("logaddexp2", input, other, math.log(2.0)))
+    return write_out("logaddexp2", out, _logaddexp("logaddexp2", input, other, math.log(2.0)))
 
 
 def _logaddexp(name: str, input: Any, other: Any, ln_base: float) -> Tensor:
@@ -140,10 +140,6 @@ def _logaddexp(name: str, input: Any, other: Any, ln_base: float) -> Tensor:
     return unary.where(same_infinity, a, result)
 
 
-def _into(out: Tensor | None, result: Tensor) -> Tensor:
-    return result if out is None else out.copy_(result)
-
-
 def xlogy(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """x * log(y), 0 where x == 0 unless y is NaN.
 
@@ -156,7 +152,9 @@ def xlogy(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     log_y = unary.where(masked, 0.0, unary.log(unary.where(masked, 1.0, y)))
     value = ew.mul(x, log_y)
     # 0 * log(inf) is NaN, but xlogy(0, inf) is 0.
-    return _into(out, unary.where(ew.logical_and(zero_x, ew.eq(y, math.inf)), 0.0, value))
+    return write_out(
+        "xlogy", out, unary.where(ew.logical_and(zero_x, ew.eq(y, math.inf)), 0.0, value)
+    )
 
 
 def xlogy_(input: Tensor, other: Any) -> Tensor:
@@ -175,7 +173,7 @@ def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Te
         )
     x, v = ew.detached(input), ew.detached(values)
     step = cast(ew.gt(x, 0), x._dtype)
-    return _into(out, unary.where(ew.eq(x, 0), v, step))
+    return write_out("heaviside", out, unary.where(ew.eq(x, 0), v, step))
 
 
 def heaviside_(input: Tensor, values: Tensor) -> Tensor:
@@ -188,7 +186,7 @@ def float_power(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tens
     f64 = _dtype.float64
     a = cast(input, f64) if isinstance(input, Tensor) else float(input)
     b = cast(exponent, f64) if isinstance(exponent, Tensor) else float(exponent)
-    return _into(out, ew.pow(a, b))
+    return write_out("float_power", out, ew.pow(a, b))
 
 
 def float_power_(input: Tensor, exponent: Any) -> Tensor:
@@ -210,7 +208,7 @@ def _dtype_title(dt: _dtype.dtype) -> str:
 def ldexp(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """input * 2**other."""
     x, e = _float_operands("ldexp", input, other)
-    return _into(out, ew.mul(x, exp2(e)))
+    return write_out("ldexp", out, ew.mul(x, exp2(e)))
 
 
 def ldexp_(input: Tensor, other: Any) -> Tensor:
@@ -232,12 +230,12 @@ def lerp(input: Tensor, end: Tensor, weight: Any, *, out: Tensor | None = None) 
     if not isinstance(weight, Tensor):
         w = float(weight)
         if abs(w) < 0.5:
-            return _into(out, ew.add(input, ew.mul(span, w)))
-        return _into(out, ew.sub(end, ew.mul(span, 1.0 - w)))
+            return write_out("lerp", out, ew.add(input, ew.mul(span, w)))
+        return write_out("lerp", out, ew.sub(end, ew.mul(span, 1.0 - w)))
     near_start = ew.lt(unary.abs(weight), 0.5)
     from_start = ew.add(input, ew.mul(span, weight))
     from_end = ew.sub(end, ew.mul(span, ew.sub(1.0, weight)))
-    return _into(out, unary.where(near_start, from_start, from_end))
+    return write_out("lerp", out, unary.where(near_start, from_start, from_end))
 
 
 def lerp_(input: Tensor, end: Tensor, weight: Any) -> Tensor:
@@ -302,7 +300,7 @@ def gcd(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
         done = ew.eq(b, 0)
         rest = ew.remainder(a, unary.where(done, 1, b))
         a, b = unary.where(done, a, b), unary.where(done, 0, rest)
-    return _into(out, a)
+    return write_out("gcd", out, a)
 
 
 def lcm(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
@@ -311,7 +309,7 @@ def lcm(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     divisor = gcd(a, b)
     zero = ew.eq(divisor, 0)
     quotient = ew.floor_divide(a, unary.where(zero, 1, divisor))
-    return _into(out, unary.abs(ew.mul(quotient, b)))
+    return write_out("lcm", out, unary.abs(ew.mul(quotient, b)))
 
 
 def gcd_(input: Tensor, other: Any) -> Tensor:

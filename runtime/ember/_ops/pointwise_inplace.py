@@ -15,10 +15,11 @@ from typing import Any
 
 from ember._dispatch import Op
 from ember._ops import _launch, names, unary
+from ember._ops._binary_general import finish, output
 from ember._tensor import Tensor
 from ember.autograd._graph import before_write, check_inplace, needs_grad, write_back
 
-__all__ = ["apply_inplace", "unary_inplace"]
+__all__ = ["apply_inplace", "unary_inplace", "write_out"]
 
 
 def _check_result(name: str, t: Tensor, result: Tensor) -> None:
@@ -68,3 +69,18 @@ def unary_inplace(name: str) -> Callable[[Tensor], Tensor]:
     function.__name__ = function.__qualname__ = name + "_"
     function.__doc__ = f"In place: input = {name}(input)."
     return function
+
+
+def write_out(name: str, out: Tensor | None, result: Tensor) -> Tensor:
+    """A composite's result, or that result written into `out=` by PyTorch's rules (its
+    device and shape, a dtype of no lower category, no autograd)."""
+    if out is None:
+        return result
+    if needs_grad(result):
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    target = output(name, out, result._shape, result._dtype, result._device)
+    _launch.copy(target, result)
+    return finish(out, target)

@@ -18,7 +18,7 @@ from ember._errors import DTypeError
 from ember._ops import elementwise as ew
 from ember._ops import unary
 from ember._ops.conversion import cast
-from ember._ops.pointwise_inplace import apply_inplace, unary_inplace
+from ember._ops.pointwise_inplace import apply_inplace, unary_inplace, write_out
 from ember._ops.unary import _unary_function
 from ember._tensor import Tensor
 
@@ -169,10 +169,7 @@ def nan_to_num(
     unless given); integer and bool tensors are returned as copies."""
     if not isinstance(input, Tensor):
         raise TypeError("nan_to_num(): argument 'input' must be a Tensor")
-    result = _nan_to_num(input, nan, posinf, neginf)
-    if out is None:
-        return result
-    return out.copy_(result)
+    return write_out("nan_to_num", out, _nan_to_num(input, nan, posinf, neginf))
 
 
 def _nan_to_num(t: Tensor, nan: float, posinf: float | None, neginf: float | None) -> Tensor:

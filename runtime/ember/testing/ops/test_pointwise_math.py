@@ -327,3 +327,17 @@ def test_bit_shifts_edge_amounts(device: str, dtype: ember.dtype) -> None:
     _same(ta << 2, ra << 2)
     with pytest.raises(TypeError):
         ember.bitwise_left_shift(make([1.0], device), 1)
+
+
+@pytest.mark.parametrize("op", ["logaddexp", "xlogy", "float_power", "ldexp", "atan2", "fmax"])
+def test_out_argument(device: str, op: str, rng) -> None:
+    ours, theirs = BINARY[op]
+    a, b = rng.uniform(0.5, 2.0, (2, 3)), rng.integers(1, 3, (3,)).astype(np.float64)
+    out = make(np.zeros((2, 3)), device)
+    assert ours(make(a, device), make(b, device), out=out) is out
+    _same(out, theirs(torch.tensor(a), torch.tensor(b)))
+    with pytest.raises(RuntimeError, match="shape"):
+        ours(make(a, device), make(b, device), out=make(np.zeros(3), device))
+    leaf = make(a, device).requires_grad_()
+    with pytest.raises(RuntimeError, match="out="):
+        ours(leaf, make(b, device), out=out)
