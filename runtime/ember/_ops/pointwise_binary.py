@@ -193,16 +193,10 @@ def float_power_(input: Tensor, exponent: Any) -> Tensor:
     """In place float_power: input must be float64."""
     if input._dtype is not _dtype.float64:
         raise RuntimeError(
-            "the base given to float_power_ has dtype "
-            f"{_dtype_title(input._dtype)} but the operation's result requires dtype Double"
+            f"float_power_(): the base has dtype {input._dtype.name} but the result requires "
+            "dtype float64"
         )
     return apply_inplace("float_power_", input, lambda x: float_power(x, exponent), exponent)
-
-
-def _dtype_title(dt: _dtype.dtype) -> str:
-    return {"float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int"}.get(
-        dt.name, dt.name
-    )
 
 
 def ldexp(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
