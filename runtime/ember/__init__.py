@@ -954,3 +954,13 @@ __all__ += [
     "max_pool3d",
     "rms_norm",
 ]
+
+# Elementwise math, predicates and in-place forms (ember._ops.pointwise_*, predicates).
+from ember._ops import pointwise_binary as _pointwise_binary  # noqa: E402
+from ember._ops import pointwise_math as _pointwise_math  # noqa: E402
+from ember._ops import predicates as _predicates  # noqa: E402
+from ember._ops.pointwise_binary import *  # noqa: E402, F403
+from ember._ops.pointwise_math import *  # noqa: E402, F403
+from ember._ops.predicates import *  # noqa: E402, F403
+
+__all__ += _pointwise_math.__all__ + _pointwise_binary.__all__ + _predicates.__all__

@@ -31,6 +31,8 @@ from ember._tensor_core import (
 from ember._tensor_host import HostMethods
 from ember._tensor_inplace_views import InplaceViewMethods
 from ember._tensor_math import MathMethods
+from ember._tensor_pointwise import PointwiseMethods
+from ember._tensor_pointwise_binary import PointwiseBinaryMethods
 from ember._tensor_reductions import ReductionMethods
 from ember._tensor_sampling import SamplingMethods
 from ember._tensor_selection import SelectionMethods
@@ -56,6 +58,8 @@ class Tensor(
     InplaceViewMethods,
     HostMethods,
     AutogradMethods,
+    PointwiseMethods,
+    PointwiseBinaryMethods,
     TensorCore,
 ):
     """An n-dimensional array on a device, with PyTorch's names and semantics."""

@@ -30,6 +30,9 @@ from ember._ops import (
     names,
     norms,
     order_statistics,
+    pointwise_binary,
+    pointwise_math,
+    predicates,
     random,
     reduction,
     reorder,
@@ -73,6 +76,9 @@ from ember._ops.linalg_torch_names import *  # noqa: F403
 from ember._ops.memory_formats import *  # noqa: F403
 from ember._ops.norms import *  # noqa: F403
 from ember._ops.order_statistics import *  # noqa: F403
+from ember._ops.pointwise_binary import *  # noqa: F403
+from ember._ops.pointwise_math import *  # noqa: F403
+from ember._ops.predicates import *  # noqa: F403
 from ember._ops.random import *  # noqa: F403
 from ember._ops.reduction import *  # noqa: F403
 from ember._ops.reorder import *  # noqa: F403
@@ -133,6 +139,7 @@ __all__ += searching.__all__
 __all__ += strided_creation.__all__
 __all__ += inplace_views.__all__
 __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
+__all__ += pointwise_math.__all__ + pointwise_binary.__all__ + predicates.__all__
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
 
 # The tensor layer and autograd, below this package, reach ops through `ember._upper`.

@@ -17,7 +17,7 @@ import numpy as np
 from ember import _dtype
 from ember._dispatch import Op
 from ember._errors import DTypeError
-from ember._ops import _launch, binary_formulas, names
+from ember._ops import _launch, binary_formulas, names, pointwise_formulas
 from ember._ops._launch import launch_binary, launch_reduction
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops._overlap import check_no_overlap
@@ -42,13 +42,15 @@ _BINARY_FLAGS: Final = {
     **dict.fromkeys(_INT_DIVISIONS, INT_CHECKED),
     "bitwise_and": INTEGRAL_ONLY, "bitwise_or": INTEGRAL_ONLY, "bitwise_xor": INTEGRAL_ONLY,
     **{name: TO_BOOL for name in names.BINARY_COMPARISON},
+    **dict.fromkeys(("atan2", "hypot", "copysign", "nextafter"), FLOAT_ONLY),
+    **dict.fromkeys(("bitwise_left_shift", "bitwise_right_shift"), INTEGRAL_ONLY),
 }  # fmt: skip
 OP_FLAGS: dict[Op, int] = {names.BINARY[n]: _BINARY_FLAGS.get(n, 0) for n in names.BINARY}
 _SCALARS: Final = (int, float, bool)
 # Per op: its derivative formula (None: not differentiable) and its node's name.
+_ALL_FORMULAS: Final = {**binary_formulas.FORMULAS, **pointwise_formulas.BINARY}
 FORMULAS: dict[Op, tuple[binary_formulas.Formula | None, str]] = {
-    op: (binary_formulas.FORMULAS.get(n), n.capitalize() + "Backward")
-    for n, op in names.BINARY.items()
+    op: (_ALL_FORMULAS.get(n), n.capitalize() + "Backward") for n, op in names.BINARY.items()
 }
 _bool = _dtype.bool
 

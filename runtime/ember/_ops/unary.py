@@ -7,7 +7,7 @@ from typing import Any, Final
 from ember import _dtype
 from ember._dispatch import Op
 from ember._errors import DTypeError
-from ember._ops import _launch, names, unary_formulas
+from ember._ops import _launch, names, pointwise_formulas, unary_formulas
 from ember._ops._binary_general import binary_general, finish, output
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops.conversion import cast, python_scalar
@@ -34,7 +34,7 @@ __all__ = [
 _FLOATING: Final = frozenset(
     {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf", "rsqrt",
      "reciprocal", "sigmoid", "gelu"}
-)  # fmt: skip
+) | frozenset(pointwise_formulas.UNARY)  # fmt: skip
 # Rounding is the identity on integers, as in PyTorch.
 _ROUNDING: Final = frozenset({"floor", "ceil", "round", "trunc"})
 _bool = _dtype.bool
@@ -278,7 +278,8 @@ def bitwise_not(t: Tensor) -> Tensor:
         return logical_not(t)
     if t._dtype.is_floating_point:
         raise DTypeError(f"bitwise_not(): not supported for floating-point dtype {t._dtype.name}")
-    return _binary(names.BINARY["bitwise_xor"], t, -1)
+    # All bits set: -1, or the largest value of an unsigned dtype (-1 is out of its range).
+    return _binary(names.BINARY["bitwise_xor"], t, -1 if t._dtype.is_signed else 255)
 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:

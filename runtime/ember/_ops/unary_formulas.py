@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import _upper
+from ember._ops import pointwise_formulas
 from ember._tensor import Tensor
 
 __all__ = ["FORMULAS", "clamp_backward", "where_backward"]
@@ -145,6 +146,7 @@ FORMULAS: dict[str, tuple[Formula, str]] = {
     "round": (_zero, "nothing"),
     "trunc": (_zero, "nothing"),
 }
+FORMULAS.update(pointwise_formulas.UNARY)
 
 
 def where_backward(node: Any, g: Tensor) -> Sequence[Any]:

@@ -45,6 +45,11 @@ def _same(expr: str, families: tuple[str, ...] = _ALL) -> dict[str, str]:
 
 
 _IDENTITY_INTS: Final = _same("x", ("bool", *_INTS))
+#: Unary ops that are one function of C99, OpenCL C, CUDA and NumPy (float dtypes).
+_C_MATH: Final = (
+    "acos", "asin", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "log2", "log10",
+    "exp2",
+)  # fmt: skip
 
 UNARY: Final[dict[str, dict[str, str]]] = {
     "neg": {**_same("(({T})(0 - ({U})x))", _INTS), "float": "(-x)"},
@@ -62,6 +67,8 @@ UNARY: Final[dict[str, dict[str, str]]] = {
     "sin": {"float": "sin(x)"},
     "cos": {"float": "cos(x)"},
     "tanh": {"float": "tanh(x)"},
+    # Standard C99 / OpenCL C / CUDA math functions; integer inputs arrive as floats.
+    **{name: {"float": f"{name}(x)"} for name in _C_MATH},
     "erf": {"float": "erf(x)"},
     "floor": {**_IDENTITY_INTS, "float": "floor(x)"},
     "ceil": {**_IDENTITY_INTS, "float": "ceil(x)"},
@@ -116,6 +123,22 @@ BINARY: Final[dict[str, dict[str, str]]] = {
         "float": "fmod(a, b)",
     },
     "pow": {**_same("(({T})em_pow_s(a, b))", _INTS), "float": "pow(a, b)"},
+    "atan2": {"float": "atan2(a, b)"},
+    "hypot": {"float": "hypot(a, b)"},
+    "copysign": {"float": "copysign(a, b)"},
+    "nextafter": {"float": "nextafter(a, b)"},
+    # NaN loses: C's fmax/fmin return the other operand, as PyTorch's fmax/fmin do.
+    "fmax": {**_same("(a > b ? a : b)", ("bool", *_INTS)), "float": "fmax(a, b)"},
+    "fmin": {**_same("(a < b ? a : b)", ("bool", *_INTS)), "float": "fmin(a, b)"},
+    # Shifts by a negative amount or by the width or more give 0 (or -1 for a negative a
+    # shifted right), as PyTorch's do; C leaves those undefined.
+    "bitwise_left_shift": _same(
+        "((em_u64)b >= 8 * sizeof({T}) ? ({T})0 : ({T})(({U})a << b))", _INTS
+    ),
+    "bitwise_right_shift": {
+        "unsigned": "((em_u64)b >= 8 * sizeof({T}) ? ({T})0 : ({T})(a >> b))",
+        "signed": "((em_u64)b >= 8 * sizeof({T}) ? ({T})(a < 0 ? -1 : 0) : ({T})(a >> b))",
+    },
     # NaN wins: a is kept when a > b or a is NaN, else b (NaN when b is).
     "maximum": {
         **_same("(a > b ? a : b)", ("bool", *_INTS)),
@@ -233,11 +256,17 @@ def _np_ufunc(name: str) -> dict[str, str]:
     return {"float": f"np.{name}(x)"}
 
 
+def _np_math(name: str) -> dict[str, str]:
+    # NumPy spells the inverse functions arccos, arcsinh, ...
+    return _np_ufunc("arc" + name[1:] if name.startswith("a") else name)
+
+
 NUMPY_UNARY: Final[dict[str, dict[str, str]]] = {
     "neg": _same("-x", _NP_NUMBERS),
     "abs": _same("np.abs(x)"),
     **{name: _np_ufunc(name) for name in ("exp", "log", "log1p", "expm1", "sqrt")},
     **{name: _np_ufunc(name) for name in ("sin", "cos", "tanh")},
+    **{name: _np_math(name) for name in _C_MATH},
     "erf": {"float": f"{_NP_ERF}(x)"},
     "floor": {**_NP_IDENTITY_INTS, "float": "np.floor(x)"},
     "ceil": {**_NP_IDENTITY_INTS, "float": "np.ceil(x)"},
@@ -286,6 +315,22 @@ NUMPY_BINARY: Final[dict[str, dict[str, str]]] = {
         "a ** np.maximum(b, 0))",
         "float": "a ** b",
     },
+    "atan2": {"float": "np.arctan2(a, b)"},
+    "hypot": {"float": "np.hypot(a, b)"},
+    "copysign": {"float": "np.copysign(a, b)"},
+    "nextafter": {"float": "np.nextafter(a, b)"},
+    "fmax": _same("np.fmax(a, b)"),
+    "fmin": _same("np.fmin(a, b)"),
+    "bitwise_left_shift": _same(
+        "np.where(b.astype(np.uint64) >= 8 * a.itemsize, 0, "
+        "np.left_shift(a, np.clip(b, 0, 8 * a.itemsize - 1).astype(a.dtype)))",
+        _INTS,
+    ),
+    "bitwise_right_shift": _same(
+        "np.where(b.astype(np.uint64) >= 8 * a.itemsize, np.where(a < 0, -1, 0), "
+        "np.right_shift(a, np.clip(b, 0, 8 * a.itemsize - 1).astype(a.dtype)))",
+        _INTS,
+    ),
     "maximum": _same("np.maximum(a, b)"),  # NaN propagates
     "minimum": _same("np.minimum(a, b)"),
     "bitwise_and": _same("a & b", ("bool", *_INTS)),

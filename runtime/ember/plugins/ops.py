@@ -32,6 +32,8 @@ ARANGE: Final = "arange_"
 UNARY_PRIMITIVES: Final = (
     "neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf",
     "floor", "ceil", "round", "trunc",
+    "acos", "asin", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "log2", "log10",
+    "exp2",
 )  # fmt: skip
 #: composites with a generic formula; a device may register a fused UnaryKernel.
 UNARY_COMPOSITES: Final = ("sign", "rsqrt", "reciprocal", "sigmoid", "relu", "gelu")
@@ -39,6 +41,8 @@ UNARY: Final = UNARY_PRIMITIVES + UNARY_COMPOSITES
 BINARY_ARITHMETIC: Final = (
     "add", "sub", "mul", "div", "floor_divide", "trunc_divide", "remainder", "fmod", "pow",
     "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "atan2", "hypot", "copysign", "nextafter", "fmax", "fmin", "bitwise_left_shift",
+    "bitwise_right_shift",
 )  # fmt: skip
 BINARY_COMPARISON: Final = (
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",

@@ -71,6 +71,8 @@ DOMAINS: dict[str, tuple[float, float]] = {
     "log1p": (-0.5, 3.0),
     "rounding": (-5.0, 5.0),
     "exponent": (-2.0, 2.0),
+    "unit": (-0.95, 0.95),  # inside the domain of acos, asin, atanh
+    "above_one": (1.05, 3.0),  # inside the domain of acosh
 }
 
 

@@ -84,6 +84,17 @@ BINARY: dict[str, Binary] = {
                          floats=False, operator=operator.or_),
     "bitwise_xor": Binary(ember.bitwise_xor, np.bitwise_xor, "promote", ("any", "any"), True,
                           floats=False, operator=operator.xor),
+    "atan2": Binary(ember.atan2, np.arctan2, "float", ("any", "any"), True),
+    "hypot": Binary(ember.hypot, np.hypot, "float", ("any", "any"), True),
+    "copysign": Binary(ember.copysign, np.copysign, "float", ("any", "any"), True),
+    "fmax": Binary(ember.fmax, np.fmax, "promote", ("any", "any"), True),
+    "fmin": Binary(ember.fmin, np.fmin, "promote", ("any", "any"), True),
+    "bitwise_left_shift": Binary(ember.bitwise_left_shift, np.left_shift, "promote",
+                                 ("any", "exponent"), False, floats=False,
+                                 operator=operator.lshift),
+    "bitwise_right_shift": Binary(ember.bitwise_right_shift, np.right_shift, "promote",
+                                  ("any", "exponent"), False, floats=False,
+                                  operator=operator.rshift),
 }  # fmt: skip
 
 

@@ -64,6 +64,18 @@ UNARY: dict[str, Unary] = {
     "round": Unary(np.round, "rounding", "same", None),
     "trunc": Unary(np.trunc, "rounding", "same", None),
     "reciprocal": Unary(lambda x: 1.0 / x, "nonzero", "float", "float"),
+    "acos": Unary(np.arccos, "unit", "float", "float"),
+    "asin": Unary(np.arcsin, "unit", "float", "float"),
+    "atan": Unary(np.arctan, "any", "float", "float"),
+    "sinh": Unary(np.sinh, "any", "float", "float"),
+    "cosh": Unary(np.cosh, "any", "float", "float"),
+    "tan": Unary(np.tan, "any", "float", "float"),
+    "asinh": Unary(np.arcsinh, "any", "float", "float"),
+    "acosh": Unary(np.arccosh, "above_one", "float", "float"),
+    "atanh": Unary(np.arctanh, "unit", "float", "float"),
+    "log2": Unary(np.log2, "positive", "float", "float"),
+    "log10": Unary(np.log10, "positive", "float", "float"),
+    "exp2": Unary(np.exp2, "any", "float", "float"),
 }
 
 

@@ -77,11 +77,25 @@ UNARY: dict[str, tuple[Callable[[ember.Tensor], ember.Tensor], Callable[..., np.
     "ceil": (ember.ceil, _steps),
     "round": (ember.round, _steps),
     "trunc": (ember.trunc, _steps),
+    "acos": (ember.acos, lambda r, s: r.uniform(-0.9, 0.9, s)),
+    "asin": (ember.asin, lambda r, s: r.uniform(-0.9, 0.9, s)),
+    "atan": (ember.atan, lambda r, s: r.uniform(-2, 2, s)),
+    "sinh": (ember.sinh, lambda r, s: r.uniform(-2, 2, s)),
+    "cosh": (ember.cosh, lambda r, s: r.uniform(-2, 2, s)),
+    "tan": (ember.tan, lambda r, s: r.uniform(-1.2, 1.2, s)),
+    "asinh": (ember.asinh, lambda r, s: r.uniform(-2, 2, s)),
+    "acosh": (ember.acosh, lambda r, s: r.uniform(1.2, 3, s)),
+    "atanh": (ember.atanh, lambda r, s: r.uniform(-0.9, 0.9, s)),
+    "log2": (ember.log2, lambda r, s: r.uniform(0.25, 3, s)),
+    "log10": (ember.log10, lambda r, s: r.uniform(0.25, 3, s)),
+    "exp2": (ember.exp2, lambda r, s: r.uniform(-2, 2, s)),
 }
 SHAPES = [(), (5,), (2, 3)]
 SMOOTH = [
     "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh",
     "sigmoid", "gelu", "erf", "square",
+    "acos", "asin", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "log2", "log10",
+    "exp2",
 ]  # fmt: skip
 
 
@@ -126,8 +140,12 @@ def _operands(name: str, rng: np.random.Generator, a_shape: tuple, b_shape: tupl
 def _fits(name: str, a: np.ndarray, b: np.ndarray) -> bool:
     """Whether the pair stays clear of the op's non-differentiable points: a and b apart
     for maximum/minimum, a/b away from the integers where remainder and fmod jump."""
-    if name in ("maximum", "minimum"):
+    if name in ("maximum", "minimum", "fmax", "fmin"):
         return bool(np.all(np.abs(a - b) > 0.05))
+    if name == "copysign":  # |a| has a kink at 0 and the sign of b flips at 0
+        return bool(np.all(np.abs(a) > 0.05) and np.all(np.abs(b) > 0.05))
+    if name in ("atan2", "hypot"):  # singular at the origin
+        return bool(np.all(np.hypot(a, b) > 0.2))
     if name in ("remainder", "fmod", "floor_divide", "div_trunc", "div_floor"):
         ratio = a / b
         return bool(np.all(np.abs(ratio - np.round(ratio)) > 0.05))
@@ -140,6 +158,8 @@ BINARY = {
     "fmod": ember.fmod, "floor_divide": ember.floor_divide,
     "div_trunc": lambda a, b: ember.div(a, b, rounding_mode="trunc"),
     "div_floor": lambda a, b: ember.div(a, b, rounding_mode="floor"),
+    "atan2": ember.atan2, "hypot": ember.hypot, "copysign": ember.copysign,
+    "fmax": ember.fmax, "fmin": ember.fmin,
 }  # fmt: skip
 PAIRS = [((4,), (4,)), ((), ()), ((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((3,), ())]
 
@@ -179,7 +199,7 @@ def test_binary_gradient_noncontiguous(op: str, device: str, rng) -> None:
 SCALARS = {
     "add": 1.5, "sub": -0.5, "mul": 3, "div": 0.25, "pow": 3, "maximum": 0.1,
     "minimum": -0.1, "remainder": 0.7, "fmod": 0.7, "floor_divide": 0.7, "div_trunc": 0.7,
-    "div_floor": 0.7,
+    "div_floor": 0.7, "atan2": 0.7, "hypot": 0.7, "copysign": -0.5, "fmax": 0.1, "fmin": -0.1,
 }  # fmt: skip
 
 
@@ -187,8 +207,10 @@ SCALARS = {
 def test_binary_gradient_scalar_right(op: str, device: str, rng) -> None:
     scalar = SCALARS[op]
     a, _ = _pair(op, rng, (5,), ())
-    if op in ("maximum", "minimum"):
+    if op in ("maximum", "minimum", "fmax", "fmin"):
         a = away_from(a, scalar)
+    if op == "copysign":
+        a = away_from(a, 0.0)
     if op in ("remainder", "fmod", "floor_divide", "div_trunc", "div_floor"):
         a = (rng.integers(-2, 3, (5,)) + rng.uniform(0.2, 0.8, (5,))) * scalar
     if op in ("maximum", "minimum"):
