@@ -319,6 +319,9 @@ from ember import (  # noqa: E402
     optim,
     utils,
 )
+from ember._ops.sampling_counts import binomial, poisson  # noqa: E402
+from ember._ops.sampling_fills import randint_like  # noqa: E402
+from ember._ops.sampling_gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402, F401
 from ember._tensor_surface import (  # noqa: E402
     get_device,
     is_complex,
@@ -662,4 +665,9 @@ __all__ += [
     "diagonal_scatter",
     "select_scatter",
     "slice_scatter",
+]
+__all__ += [
+    "binomial",
+    "poisson",
+    "randint_like",
 ]

@@ -26,6 +26,9 @@ from ember._ops import (
     reorder,
     repetition,
     sampling,
+    sampling_counts,
+    sampling_fills,
+    sampling_gamma,
     scan_composites,
     shape,
     sorting,
@@ -54,6 +57,9 @@ from ember._ops.reduction import *  # noqa: F403
 from ember._ops.reorder import *  # noqa: F403
 from ember._ops.repetition import *  # noqa: F403
 from ember._ops.sampling import *  # noqa: F403
+from ember._ops.sampling_counts import *  # noqa: F403
+from ember._ops.sampling_fills import *  # noqa: F403
+from ember._ops.sampling_gamma import *  # noqa: F403
 from ember._ops.scan_composites import *  # noqa: F403
 from ember._ops.scan_composites import cumprod_
 from ember._ops.shape import *  # noqa: F403
@@ -74,6 +80,9 @@ __all__ += linalg_products.__all__
 __all__ += norms.__all__
 __all__ += random.__all__
 __all__ += sampling.__all__
+__all__ += sampling_counts.__all__
+__all__ += sampling_fills.__all__
+__all__ += sampling_gamma.__all__
 __all__ += reduction.__all__
 __all__ += shape.__all__
 __all__ += sorting.__all__

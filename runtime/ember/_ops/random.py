@@ -191,16 +191,35 @@ def _new(
     return empty_tensor(shape, dtype or _dtype.get_default_dtype(), resolve_device(dev))
 
 
+def _factory_size(op: str, size: tuple[Any, ...], keywords: dict[str, Any]) -> tuple[Any, ...]:
+    """The size of rand(2, 3), rand((2, 3)), rand(ember.Size(...)) or rand(size=(2, 3))."""
+    if "size" in keywords:
+        if size:
+            raise TypeError(f"{op}() got multiple values for argument 'size'")
+        size = (keywords.pop("size"),)
+    if keywords:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{next(iter(keywords))}'")
+    return size
+
+
+def _like(t: Tensor, dtype: _dtype.dtype | None, dev: DeviceLike | None) -> Tensor:
+    return empty_tensor(
+        t._shape, dtype or t._dtype, t._device if dev is None else resolve_device(dev)
+    )
+
+
 def rand(
     *size: Any,
     generator: Generator | None = None,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
     requires_grad: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    """Uniform samples in [0, 1)."""
+    """Uniform samples in [0, 1); the size as ints, one sequence, or `size=`."""
+    shape = _factory_size("rand", size, keywords)
     return _requiring_grad(
-        uniform_(_new("rand", size, dtype, device), generator=generator), requires_grad
+        uniform_(_new("rand", shape, dtype, device), generator=generator), requires_grad
     )
 
 
@@ -210,29 +229,37 @@ def randn(
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
     requires_grad: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    """Standard normal samples."""
+    """Standard normal samples; the size as ints, one sequence, or `size=`."""
+    shape = _factory_size("randn", size, keywords)
     return _requiring_grad(
-        normal_(_new("randn", size, dtype, device), generator=generator), requires_grad
+        normal_(_new("randn", shape, dtype, device), generator=generator), requires_grad
     )
 
 
 def rand_like(
-    t: Tensor, *, dtype: _dtype.dtype | None = None, requires_grad: bool = False
+    t: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """rand with `t`'s shape and device."""
-    return _requiring_grad(
-        uniform_(empty_tensor(t._shape, dtype or t._dtype, t._device)), requires_grad
-    )
+    return _requiring_grad(uniform_(_like(t, dtype, device), generator=generator), requires_grad)
 
 
 def randn_like(
-    t: Tensor, *, dtype: _dtype.dtype | None = None, requires_grad: bool = False
+    t: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """randn with `t`'s shape and device."""
-    return _requiring_grad(
-        normal_(empty_tensor(t._shape, dtype or t._dtype, t._device)), requires_grad
-    )
+    return _requiring_grad(normal_(_like(t, dtype, device), generator=generator), requires_grad)
 
 
 def randint(
