@@ -312,6 +312,7 @@ from ember import (  # noqa: E402
     backends,
     cpu,
     cuda,
+    distributions,
     library,
     linalg,
     memory,
@@ -668,6 +669,7 @@ __all__ += [
 ]
 __all__ += [
     "binomial",
+    "distributions",
     "poisson",
     "randint_like",
 ]

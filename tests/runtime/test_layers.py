@@ -58,6 +58,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ember.library.", "ember.linalg", "ember.accelerator", "ember.amp", "ember.amp.",
             "ember.backends", "ember.backends.", "ember.cpu", "ember.cpu.", "ember.cuda",
             "ember.cuda.", "ember._device_modules",
+            "ember.distributions", "ember.distributions.",
         ),
     ),
     # The public package and what is written against it (`import ember`): the CLI and the
