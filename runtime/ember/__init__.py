@@ -319,6 +319,13 @@ from ember import (  # noqa: E402
     optim,
     utils,
 )
+from ember._ops.special_functions import (  # noqa: E402
+    digamma,
+    erfinv,
+    lgamma,
+    mvlgamma,
+    polygamma,
+)
 from ember._tensor_surface import (  # noqa: E402
     get_device,
     is_complex,
@@ -662,4 +669,11 @@ __all__ += [
     "diagonal_scatter",
     "select_scatter",
     "slice_scatter",
+]
+__all__ += [
+    "digamma",
+    "erfinv",
+    "lgamma",
+    "mvlgamma",
+    "polygamma",
 ]
