@@ -323,6 +323,13 @@ from ember import (  # noqa: E402
 from ember._ops.sampling_counts import binomial, poisson  # noqa: E402
 from ember._ops.sampling_fills import randint_like  # noqa: E402
 from ember._ops.sampling_gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402, F401
+from ember._ops.special_functions import (  # noqa: E402
+    digamma,
+    erfinv,
+    lgamma,
+    mvlgamma,
+    polygamma,
+)
 from ember._tensor_surface import (  # noqa: E402
     get_device,
     is_complex,
@@ -672,4 +679,11 @@ __all__ += [
     "distributions",
     "poisson",
     "randint_like",
+]
+__all__ += [
+    "digamma",
+    "erfinv",
+    "lgamma",
+    "mvlgamma",
+    "polygamma",
 ]

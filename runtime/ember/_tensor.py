@@ -34,6 +34,7 @@ from ember._tensor_reductions import ReductionMethods
 from ember._tensor_sampling import SamplingMethods
 from ember._tensor_shape import ShapeMethods
 from ember._tensor_sorting import SortingMethods
+from ember._tensor_special import SpecialMethods
 from ember._tensor_structure import StructureMethods
 from ember._tensor_surface import SurfaceMethods
 
@@ -48,6 +49,7 @@ class Tensor(
     StructureMethods,
     SortingMethods,
     SamplingMethods,
+    SpecialMethods,
     ConversionMethods,
     SurfaceMethods,
     HostMethods,

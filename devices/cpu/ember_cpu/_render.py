@@ -49,7 +49,8 @@ DTYPES: Final = {
 _FLOAT_MATH: Final = {"exp": "em_expf", "log": "em_logf", "erf": "em_erff", "tanh": "em_tanhf"}
 _LIBM: Final = frozenset(
     ("fabs", "log1p", "expm1", "sqrt", "sin", "cos", "floor", "ceil", "rint", "trunc", "fmod",
-     "pow", "copysign")
+     "pow", "copysign",
+     "lgamma")
 )  # fmt: skip
 _CALL: Final = re.compile(r"\b([a-z][a-z0-9_]*)\(")
 # The table's own C helpers (em_floor_div_s, em_pow_s, ...) come from its PRELUDE.

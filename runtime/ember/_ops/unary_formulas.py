@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import _upper
+from ember._ops.special_formulas import SPECIAL_FORMULAS
 from ember._tensor import Tensor
 
 __all__ = ["FORMULAS", "clamp_backward", "where_backward"]
@@ -144,6 +145,7 @@ FORMULAS: dict[str, tuple[Formula, str]] = {
     "ceil": (_zero, "nothing"),
     "round": (_zero, "nothing"),
     "trunc": (_zero, "nothing"),
+    **SPECIAL_FORMULAS,
 }
 
 

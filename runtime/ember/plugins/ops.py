@@ -28,6 +28,7 @@ ARANGE: Final = "arange_"
 UNARY_PRIMITIVES: Final = (
     "neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf",
     "floor", "ceil", "round", "trunc",
+    "lgamma", "digamma", "erfinv",
 )  # fmt: skip
 #: composites with a generic formula; a device may register a fused UnaryKernel.
 UNARY_COMPOSITES: Final = ("sign", "rsqrt", "reciprocal", "sigmoid", "relu", "gelu")
