@@ -17,7 +17,7 @@ from ember._ops import elementwise as ew
 from ember._ops import random as rnd
 from ember._ops import reduction as red
 from ember._ops import unary
-from ember._ops._gamma_functions import lgamma
+from ember._ops.special_functions import lgamma
 from ember._ops.sampling import _name
 from ember._tensor import Tensor
 

@@ -18,7 +18,7 @@ from ember._ops import elementwise as ew
 from ember._ops import random as rnd
 from ember._ops import reduction as red
 from ember._ops import unary
-from ember._ops._gamma_functions import digamma
+from ember._ops.special_functions import digamma
 from ember._tensor import Tensor
 
 __all__ = ["_standard_gamma", "_standard_gamma_grad"]
