@@ -4,27 +4,109 @@ Ember's generators (rsample differentiably), `log_prob`/`entropy`/moments are em
 
 from ember.distributions import constraints, transforms
 from ember.distributions.bernoulli import Bernoulli
+from ember.distributions.beta import Beta
+from ember.distributions.binomial import Binomial
 from ember.distributions.categorical import Categorical
+from ember.distributions.cauchy import Cauchy
+from ember.distributions.chi2 import Chi2
+from ember.distributions.dirichlet import Dirichlet
 from ember.distributions.distribution import Distribution
 from ember.distributions.exp_family import ExponentialFamily
+from ember.distributions.exponential import Exponential
+from ember.distributions.gamma import Gamma
+from ember.distributions.geometric import Geometric
+from ember.distributions.gumbel import Gumbel
+from ember.distributions.half_normal import HalfCauchy, HalfNormal
 from ember.distributions.independent import Independent
+from ember.distributions.kl import kl_divergence, register_kl
+from ember.distributions.laplace import Laplace
+from ember.distributions.log_normal import LogNormal
+from ember.distributions.multivariate_normal import MultivariateNormal
 from ember.distributions.normal import Normal
 from ember.distributions.one_hot_categorical import (
     OneHotCategorical,
     OneHotCategoricalStraightThrough,
 )
+from ember.distributions.pareto import Pareto
+from ember.distributions.poisson import Poisson
+from ember.distributions.studentT import StudentT
+from ember.distributions.transformed_distribution import TransformedDistribution
+from ember.distributions.transforms import (
+    AbsTransform,
+    AffineTransform,
+    CatTransform,
+    ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
 from ember.distributions.uniform import Uniform
+from ember.distributions.weibull import Weibull
 
 __all__ = [
+    "AbsTransform",
+    "AffineTransform",
     "Bernoulli",
+    "Beta",
+    "Binomial",
+    "CatTransform",
     "Categorical",
+    "Cauchy",
+    "Chi2",
+    "ComposeTransform",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
+    "Dirichlet",
     "Distribution",
+    "ExpTransform",
+    "Exponential",
     "ExponentialFamily",
+    "Gamma",
+    "Geometric",
+    "Gumbel",
+    "HalfCauchy",
+    "HalfNormal",
     "Independent",
+    "IndependentTransform",
+    "Laplace",
+    "LogNormal",
+    "LowerCholeskyTransform",
+    "MultivariateNormal",
     "Normal",
     "OneHotCategorical",
     "OneHotCategoricalStraightThrough",
+    "Pareto",
+    "Poisson",
+    "PositiveDefiniteTransform",
+    "PowerTransform",
+    "ReshapeTransform",
+    "SigmoidTransform",
+    "SoftmaxTransform",
+    "SoftplusTransform",
+    "StackTransform",
+    "StickBreakingTransform",
+    "StudentT",
+    "TanhTransform",
+    "Transform",
+    "TransformedDistribution",
     "Uniform",
+    "Weibull",
     "constraints",
+    "identity_transform",
+    "kl_divergence",
+    "register_kl",
     "transforms",
 ]

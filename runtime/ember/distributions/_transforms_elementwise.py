@@ -260,7 +260,7 @@ class AffineTransform(Transform):
         else:
             result = scale.abs().log()
         if self.event_dim:
-            result_size = tuple(result.size()[: result.dim() - self.event_dim]) + (-1,)
+            result_size = (*result.size()[: result.dim() - self.event_dim], -1)
             result = result.view(result_size).sum(-1)
             shape = shape[: len(shape) - self.event_dim]
         return result.expand(shape)

@@ -83,6 +83,9 @@ class Normal(ExponentialFamily):
             self._validate_sample(value)
         return 0.5 * (1 + ops.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
+    def icdf(self, value: Tensor) -> Tensor:
+        return self.loc + self.scale * ops.erfinv(2 * value - 1) * math.sqrt(2)
+
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
 

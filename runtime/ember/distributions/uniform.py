@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from numbers import Number
-from typing import Any, ClassVar
+from typing import Any
 
 from ember import _ops as ops
 from ember._tensor import Tensor
@@ -19,10 +19,13 @@ __all__ = ["Uniform"]
 class Uniform(Distribution):
     """Uniform samples in [low, high)."""
 
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
-        "low": constraints.dependent(is_discrete=False, event_dim=0),
-        "high": constraints.dependent(is_discrete=False, event_dim=0),
-    }
+    @property
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
+        return {
+            "low": constraints.less_than(self.high),
+            "high": constraints.greater_than(self.low),
+        }
+
     has_rsample = True
 
     @property
@@ -48,8 +51,6 @@ class Uniform(Distribution):
         else:
             batch_shape = self.low.size()
         super().__init__(batch_shape, validate_args=validate_args)
-        if self._validate_args and not bool(ops.lt(self.low, self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Uniform:
         new = self._get_checked_instance(Uniform, _instance)
