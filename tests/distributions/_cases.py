@@ -62,7 +62,7 @@ CASES: dict[str, tuple[str, tuple[Any, ...], dict[str, Any], np.ndarray]] = {
     "StudentT": ("StudentT", (_POS * 6, _REAL, _POS2), {}, RNG.standard_normal((2, 3))),
     "Poisson": ("Poisson", (_POS * 4,), {}, np.array([[0.0, 3.0, 7.0], [1.0, 2.0, 12.0]])),
     "Binomial": ("Binomial", (_COUNTS,), {"probs": _PROBS}, np.array([[1.0, 4, 7], [0, 5, 1]])),
-    "Binomial-logits": ("Binomial", (10.0,), {"logits": _REAL}, np.array([[1.0, 4, 9], [0, 5, 10]])),
+    "Binomial-logits": ("Binomial", (10.0,), {"logits": _REAL}, np.array([[1.0, 4, 9], [0, 5, 9]])),
     "Geometric": ("Geometric", (), {"probs": _PROBS}, np.array([[0.0, 3, 7], [1, 2, 12]])),
     "Pareto": ("Pareto", (_POS, _POS2 * 3), {}, _POS + _POS2),
     "Weibull": ("Weibull", (_POS, _POS2 * 2), {}, _POS2),
