@@ -124,7 +124,7 @@ class _InverseTransform(Transform):
 
     def __init__(self, transform: Transform) -> None:
         super().__init__(cache_size=transform._cache_size)
-        self._inv: Transform = transform  # type: ignore[assignment]
+        self._inv: Transform = transform
 
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]

@@ -253,7 +253,7 @@ class AffineTransform(Transform):
         return (y - self.loc) / self.scale
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        shape = x.shape
+        shape: tuple[int, ...] = tuple(x.shape)
         scale = self.scale
         if isinstance(scale, Real):
             result = ops.full_like(x, math.log(abs(scale)))

@@ -183,7 +183,9 @@ class Distribution:
             )
 
     def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
-        if _instance is None and type(self).__init__ != cls.__init__:
+        # The class whose __init__ this instance runs: a subclass with its own must expand.
+        initialiser = next(c for c in type(self).__mro__ if "__init__" in vars(c))
+        if _instance is None and initialiser is not cls:
             raise NotImplementedError(
                 f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
                 "__init__ method must also define a custom .expand() method."

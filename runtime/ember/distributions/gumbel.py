@@ -25,7 +25,7 @@ class Gumbel(TransformedDistribution):
         "loc": constraints.real,
         "scale": constraints.positive,
     }
-    support = constraints.real  # type: ignore[assignment]
+    support = constraints.real
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)

@@ -19,12 +19,13 @@ __all__ = ["HalfCauchy", "HalfNormal"]
 class _Folded(TransformedDistribution):
     """|X| for a base symmetric about 0: density 2 f(x) on x >= 0."""
 
-    support = constraints.nonnegative  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.nonnegative
+    base_dist: Normal | Cauchy
+    has_rsample = True
 
     @property
     def scale(self) -> Tensor:
-        return self.base_dist.scale  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.scale
 
     @property
     def mode(self) -> Tensor:

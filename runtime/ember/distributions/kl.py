@@ -115,7 +115,7 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
             f"No KL(p || q) is implemented for p type {p.__class__.__name__} and q type "
             f"{q.__class__.__name__}"
         )
-    return fun(p, q)  # type: ignore[no-any-return]
+    return fun(p, q)
 
 
 def _set(t: Tensor, mask: Tensor, value: float) -> Tensor:
@@ -232,7 +232,7 @@ def _kl_geometric_geometric(p: Geometric, q: Geometric) -> Tensor:
 
 @register_kl(HalfNormal, HalfNormal)
 def _kl_halfnormal_halfnormal(p: HalfNormal, q: HalfNormal) -> Tensor:
-    return _kl_normal_normal(p.base_dist, q.base_dist)  # type: ignore[arg-type]
+    return _kl_normal_normal(p.base_dist, q.base_dist)
 
 
 @register_kl(Laplace, Laplace)

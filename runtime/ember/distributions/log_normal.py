@@ -20,8 +20,8 @@ class LogNormal(TransformedDistribution):
         "loc": constraints.real,
         "scale": constraints.positive,
     }
-    support = constraints.positive  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.positive
+    has_rsample = True
     base_dist: Normal
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:

@@ -20,7 +20,7 @@ class Uniform(Distribution):
     """Uniform samples in [low, high)."""
 
     @property
-    def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
         return {
             "low": constraints.less_than(self.high),
             "high": constraints.greater_than(self.low),

@@ -4,7 +4,8 @@ logits, cached properties (as torch.distributions.utils)."""
 from __future__ import annotations
 
 import numbers
-from typing import Any, Generic, TypeVar, overload
+from collections.abc import Callable
+from typing import Any
 
 from ember import _dtype
 from ember import _ops as ops
@@ -74,23 +75,14 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     return clamped.log()
 
 
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-class lazy_property(Generic[T, R]):
+class lazy_property:
     """A property computed once per instance on first access, then stored as an attribute
     (so `probs` and `logits` derive from each other only when asked)."""
 
-    def __init__(self, wrapped: Any) -> None:
+    def __init__(self, wrapped: Callable[[Any], Any]) -> None:
         self.wrapped = wrapped
         self.__doc__ = wrapped.__doc__
         self.__name__ = wrapped.__name__
-
-    @overload
-    def __get__(self, instance: None, obj_type: Any = None) -> lazy_property[T, R]: ...
-    @overload
-    def __get__(self, instance: T, obj_type: Any = None) -> R: ...
 
     def __get__(self, instance: Any, obj_type: Any = None) -> Any:
         if instance is None:

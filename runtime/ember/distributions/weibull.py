@@ -22,7 +22,7 @@ class Weibull(TransformedDistribution):
         "scale": constraints.positive,
         "concentration": constraints.positive,
     }
-    support = constraints.positive  # type: ignore[assignment]
+    support = constraints.positive
 
     def __init__(self, scale: Any, concentration: Any, validate_args: bool | None = None) -> None:
         self.scale, self.concentration = broadcast_all(scale, concentration)
@@ -47,7 +47,7 @@ class Weibull(TransformedDistribution):
         ]
         TransformedDistribution.__init__(new, base_dist, transforms, validate_args=False)
         new._validate_args = self._validate_args
-        return new  # type: ignore[no-any-return]
+        return new
 
     @property
     def mean(self) -> Tensor:
