@@ -31,6 +31,7 @@ _SPD = _spd(2, 3)
 _PRECISION = _spd(2, 3)
 _TRIL = _lower(2, 3)
 _LOC3 = RNG.standard_normal((2, 3))
+_COUNTS4 = np.array([[2.0, 3, 5, 0], [1, 1, 4, 4]])
 _COUNTS = np.array([[3.0, 10.0, 7.0], [5.0, 5.0, 1.0]])
 
 
@@ -71,6 +72,18 @@ CASES: dict[str, tuple[str, tuple[Any, ...], dict[str, Any], np.ndarray]] = {
         "MultivariateNormal", (_LOC3,), {"precision_matrix": _PRECISION}, _REAL,
     ),
     "MultivariateNormal-tril": ("MultivariateNormal", (_LOC3,), {"scale_tril": _TRIL}, _REAL),
+    "Multinomial": ("Multinomial", (10,), {"probs": _SIMPLEX}, _COUNTS4),
+    "NegativeBinomial": (
+        "NegativeBinomial", (_POS * 5,), {"probs": _PROBS}, np.array([[0.0, 3, 7], [1, 2, 12]]),
+    ),
+    "InverseGamma": ("InverseGamma", (_POS * 4, _POS2), {}, _POS2),
+    "Kumaraswamy": ("Kumaraswamy", (_POS * 2, _POS2 * 3), {}, _PROBS),
+    "FisherSnedecor": ("FisherSnedecor", (_POS * 8 + 4, _POS2 * 8 + 5), {}, _POS2),
+    "RelaxedBernoulli": ("RelaxedBernoulli", (np.array(0.7),), {"probs": _PROBS}, _PROBS[::-1] * 1),
+    "RelaxedOneHotCategorical": (
+        "RelaxedOneHotCategorical", (np.array(0.6),), {"probs": _SIMPLEX}, _dirichlet_values(),
+    ),
+    "LogisticNormal": ("LogisticNormal", (_REAL, _POS), {}, _dirichlet_values()),
 }  # fmt: skip
 
 

@@ -62,7 +62,8 @@ def test_moments_and_entropy_match_torch(name: str, moment: str) -> None:
         pytest.skip(f"torch has no {moment} for {name}")
     got = getattr(ours, moment)
     got = got() if callable(got) else got
-    _close(got, expected)
+    # torch takes lgamma(total_count + 1) of an integer tensor, so in float32.
+    _close(got, expected, rtol=1e-6 if (name, moment) == ("Multinomial", "entropy") else 1e-9)
 
 
 @pytest.mark.parametrize("name", ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy",

@@ -23,9 +23,12 @@ WITH_VARIANCE = [
     "Normal", "Uniform", "Bernoulli-probs", "Exponential", "Laplace", "Gumbel", "HalfNormal",
     "Gamma", "Chi2", "Beta", "Dirichlet", "Poisson", "Binomial", "Geometric", "Weibull",
     "MultivariateNormal-cov", "MultivariateNormal-prec", "MultivariateNormal-tril",
-    "OneHotCategorical",
+    "OneHotCategorical", "Multinomial", "NegativeBinomial", "Kumaraswamy",
 ]  # fmt: skip
-MEAN_ONLY = ["LogNormal", "StudentT", "Pareto", "Binomial-logits", "Bernoulli-logits"]
+MEAN_ONLY = [
+    "LogNormal", "StudentT", "Pareto", "Binomial-logits", "Bernoulli-logits", "InverseGamma",
+    "FisherSnedecor",
+]  # fmt: skip
 
 
 def _pair(name: str) -> tuple[Any, Any]:
@@ -92,6 +95,9 @@ RSAMPLE = [
     ("Dirichlet", [[[0.7, 2.0, 4.0]]], lambda ns, a: ns.Dirichlet(a), "mean"),
     ("StudentT", [[6.0, 9.0], [0.2, 0.1], [1.0, 2.0]], lambda ns, *p: ns.StudentT(*p), "mean"),
     ("Weibull", [[1.0, 2.0], [1.5, 3.0]], lambda ns, a, b: ns.Weibull(a, b), "mean"),
+    ("Kumaraswamy", [[1.5, 3.0], [2.0, 1.2]], lambda ns, a, b: ns.Kumaraswamy(a, b), "second"),
+    ("InverseGamma", [[4.0, 6.0], [1.5, 0.5]], lambda ns, a, b: ns.InverseGamma(a, b), "mean"),
+    ("FisherSnedecor", [[8.0, 12.0], [9.0, 15.0]], lambda ns, *p: ns.FisherSnedecor(*p), "mean"),
 ]  # fmt: skip
 
 
@@ -154,3 +160,12 @@ def test_log_prob_gradients_match_torch() -> None:
     np.testing.assert_allclose(
         logits_ours[0].grad.numpy(), logits_theirs[0].grad.numpy(), rtol=1e-9
     )
+
+
+@pytest.mark.parametrize("name", ["RelaxedBernoulli", "RelaxedOneHotCategorical", "LogisticNormal"])
+def test_relaxed_and_logistic_normal_samples_stay_in_the_support(name: str) -> None:
+    ember.manual_seed(23)
+    ours, theirs = _pair(name)
+    draws = ours.rsample((200,))
+    assert tuple(draws.shape) == (200, *theirs.batch_shape, *theirs.event_shape)
+    assert bool(ours.support.check(draws).all())

@@ -9,19 +9,27 @@ from ember.distributions.binomial import Binomial
 from ember.distributions.categorical import Categorical
 from ember.distributions.cauchy import Cauchy
 from ember.distributions.chi2 import Chi2
+from ember.distributions.constraint_registry import biject_to, transform_to
 from ember.distributions.dirichlet import Dirichlet
 from ember.distributions.distribution import Distribution
 from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.exponential import Exponential
+from ember.distributions.fishersnedecor import FisherSnedecor
 from ember.distributions.gamma import Gamma
 from ember.distributions.geometric import Geometric
 from ember.distributions.gumbel import Gumbel
 from ember.distributions.half_normal import HalfCauchy, HalfNormal
 from ember.distributions.independent import Independent
+from ember.distributions.inverse_gamma import InverseGamma
 from ember.distributions.kl import kl_divergence, register_kl
+from ember.distributions.kumaraswamy import Kumaraswamy
 from ember.distributions.laplace import Laplace
 from ember.distributions.log_normal import LogNormal
+from ember.distributions.logistic_normal import LogisticNormal
+from ember.distributions.mixture_same_family import MixtureSameFamily
+from ember.distributions.multinomial import Multinomial
 from ember.distributions.multivariate_normal import MultivariateNormal
+from ember.distributions.negative_binomial import NegativeBinomial
 from ember.distributions.normal import Normal
 from ember.distributions.one_hot_categorical import (
     OneHotCategorical,
@@ -29,6 +37,8 @@ from ember.distributions.one_hot_categorical import (
 )
 from ember.distributions.pareto import Pareto
 from ember.distributions.poisson import Poisson
+from ember.distributions.relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from ember.distributions.relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from ember.distributions.studentT import StudentT
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import (
@@ -71,9 +81,11 @@ __all__ = [
     "CumulativeDistributionTransform",
     "Dirichlet",
     "Distribution",
+    "ExpRelaxedCategorical",
     "ExpTransform",
     "Exponential",
     "ExponentialFamily",
+    "FisherSnedecor",
     "Gamma",
     "Geometric",
     "Gumbel",
@@ -81,10 +93,17 @@ __all__ = [
     "HalfNormal",
     "Independent",
     "IndependentTransform",
+    "InverseGamma",
+    "Kumaraswamy",
     "Laplace",
     "LogNormal",
+    "LogisticNormal",
+    "LogitRelaxedBernoulli",
     "LowerCholeskyTransform",
+    "MixtureSameFamily",
+    "Multinomial",
     "MultivariateNormal",
+    "NegativeBinomial",
     "Normal",
     "OneHotCategorical",
     "OneHotCategoricalStraightThrough",
@@ -92,6 +111,8 @@ __all__ = [
     "Poisson",
     "PositiveDefiniteTransform",
     "PowerTransform",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
     "ReshapeTransform",
     "SigmoidTransform",
     "SoftmaxTransform",
@@ -104,9 +125,11 @@ __all__ = [
     "TransformedDistribution",
     "Uniform",
     "Weibull",
+    "biject_to",
     "constraints",
     "identity_transform",
     "kl_divergence",
     "register_kl",
+    "transform_to",
     "transforms",
 ]

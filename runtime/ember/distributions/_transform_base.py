@@ -127,15 +127,15 @@ class _InverseTransform(Transform):
         self._inv: Transform = transform
 
     @property
-    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]  # computed here, a plain attribute on the base
         return self._inv.codomain
 
     @property
-    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]  # computed here, a plain attribute on the base
         return self._inv.domain
 
     @property
-    def bijective(self) -> bool:  # type: ignore[override]
+    def bijective(self) -> bool:  # type: ignore[override]  # computed here, a plain attribute on the base
         return self._inv.bijective
 
     @property
@@ -217,7 +217,7 @@ class ComposeTransform(Transform):
         return codomain
 
     @property
-    def bijective(self) -> bool:  # type: ignore[override]
+    def bijective(self) -> bool:  # type: ignore[override]  # computed here, a plain attribute on the base
         return all(p.bijective for p in self.parts)
 
     @property
@@ -312,7 +312,7 @@ class IndependentTransform(Transform):
         return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
 
     @property
-    def bijective(self) -> bool:  # type: ignore[override]
+    def bijective(self) -> bool:  # type: ignore[override]  # computed here, a plain attribute on the base
         return self.base_transform.bijective
 
     @property

@@ -288,7 +288,7 @@ class CumulativeDistributionTransform(Transform):
         self.distribution = distribution
 
     @property
-    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]  # computed here, a plain attribute on the base
         return self.distribution.support
 
     def with_cache(self, cache_size: int = 1) -> Transform:

@@ -261,7 +261,7 @@ class CatTransform(Transform):
         return total
 
     @property
-    def bijective(self) -> bool:  # type: ignore[override]
+    def bijective(self) -> bool:  # type: ignore[override]  # computed here, a plain attribute on the base
         return all(t.bijective for t in self.transforms)
 
     @constraints.dependent_property
@@ -307,7 +307,7 @@ class StackTransform(Transform):
         return ops.stack(terms, self.dim)
 
     @property
-    def bijective(self) -> bool:  # type: ignore[override]
+    def bijective(self) -> bool:  # type: ignore[override]  # computed here, a plain attribute on the base
         return all(t.bijective for t in self.transforms)
 
     @constraints.dependent_property

@@ -21,7 +21,7 @@ class Chi2(Gamma):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Chi2:
         new = self._get_checked_instance(Chi2, _instance)
-        return super().expand(batch_shape, new)  # type: ignore[return-value]
+        return super().expand(batch_shape, new)
 
     @property
     def df(self) -> Tensor:

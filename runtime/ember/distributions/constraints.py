@@ -66,13 +66,13 @@ class _Dependent(Constraint):
         self._event_dim = event_dim
 
     @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
+    def is_discrete(self) -> bool:  # type: ignore[override]  # computed here, a plain attribute on the base
         if self._is_discrete is NotImplemented:
             raise NotImplementedError(".is_discrete cannot be determined statically")
         return bool(self._is_discrete)
 
     @property
-    def event_dim(self) -> int:  # type: ignore[override]
+    def event_dim(self) -> int:  # type: ignore[override]  # computed here, a plain attribute on the base
         if self._event_dim is NotImplemented:
             raise NotImplementedError(".event_dim cannot be determined statically")
         return int(self._event_dim)
@@ -105,7 +105,7 @@ class _DependentProperty(property, _Dependent):
         property.__init__(self, fn)
         _Dependent.__init__(self, is_discrete=is_discrete, event_dim=event_dim)
 
-    def __call__(self, fn: Any) -> _DependentProperty:  # type: ignore[override]
+    def __call__(self, fn: Any) -> _DependentProperty:  # type: ignore[override]  # computed here, a plain attribute on the base
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
@@ -117,11 +117,11 @@ class _IndependentConstraint(Constraint):
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
     @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
+    def is_discrete(self) -> bool:  # type: ignore[override]  # computed here, a plain attribute on the base
         return self.base_constraint.is_discrete
 
     @property
-    def event_dim(self) -> int:  # type: ignore[override]
+    def event_dim(self) -> int:  # type: ignore[override]  # computed here, a plain attribute on the base
         return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
 
     def check(self, value: Tensor) -> Tensor:
@@ -323,11 +323,11 @@ class _Cat(Constraint):
         self.dim = dim
 
     @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
+    def is_discrete(self) -> bool:  # type: ignore[override]  # computed here, a plain attribute on the base
         return any(c.is_discrete for c in self.cseq)
 
     @property
-    def event_dim(self) -> int:  # type: ignore[override]
+    def event_dim(self) -> int:  # type: ignore[override]  # computed here, a plain attribute on the base
         return max(c.event_dim for c in self.cseq)
 
     def check(self, value: Tensor) -> Tensor:
@@ -346,11 +346,11 @@ class _Stack(Constraint):
         self.dim = dim
 
     @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
+    def is_discrete(self) -> bool:  # type: ignore[override]  # computed here, a plain attribute on the base
         return any(c.is_discrete for c in self.cseq)
 
     @property
-    def event_dim(self) -> int:  # type: ignore[override]
+    def event_dim(self) -> int:  # type: ignore[override]  # computed here, a plain attribute on the base
         return max(c.event_dim for c in self.cseq)
 
     def check(self, value: Tensor) -> Tensor:

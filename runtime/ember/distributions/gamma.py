@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from numbers import Number
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from ember import _ops as ops
 from ember._dtype_info import finfo
@@ -46,7 +46,7 @@ class Gamma(ExponentialFamily):
         batch_shape = Size() if both else self.concentration.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Gamma:
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Self:
         new = self._get_checked_instance(Gamma, _instance)
         new.concentration = self.concentration.expand(tuple(batch_shape))
         new.rate = self.rate.expand(tuple(batch_shape))

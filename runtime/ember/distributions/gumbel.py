@@ -50,7 +50,7 @@ class Gumbel(TransformedDistribution):
         new = self._get_checked_instance(Gumbel, _instance)
         new.loc = self.loc.expand(tuple(batch_shape))
         new.scale = self.scale.expand(tuple(batch_shape))
-        return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
+        return super().expand(batch_shape, _instance=new)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -60,7 +60,7 @@ class HalfNormal(_Folded):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> HalfNormal:
         new = self._get_checked_instance(HalfNormal, _instance)
-        return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
+        return super().expand(batch_shape, _instance=new)
 
     @property
     def mean(self) -> Tensor:
@@ -82,7 +82,7 @@ class HalfCauchy(_Folded):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> HalfCauchy:
         new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
+        return super().expand(batch_shape, _instance=new)
 
     @property
     def mean(self) -> Tensor:

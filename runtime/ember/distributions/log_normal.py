@@ -30,7 +30,7 @@ class LogNormal(TransformedDistribution):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> LogNormal:
         new = self._get_checked_instance(LogNormal, _instance)
-        return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
+        return super().expand(batch_shape, _instance=new)
 
     @property
     def loc(self) -> Tensor:

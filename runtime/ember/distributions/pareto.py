@@ -32,7 +32,7 @@ class Pareto(TransformedDistribution):
         new = self._get_checked_instance(Pareto, _instance)
         new.scale = self.scale.expand(tuple(batch_shape))
         new.alpha = self.alpha.expand(tuple(batch_shape))
-        return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
+        return super().expand(batch_shape, _instance=new)
 
     @property
     def mean(self) -> Tensor:

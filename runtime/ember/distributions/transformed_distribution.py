@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from ember._tensor import Tensor
 from ember._tensor_core import Size
@@ -58,7 +58,7 @@ class TransformedDistribution(Distribution):
         cut = len(forward_shape) - event_dim
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> TransformedDistribution:
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Self:
         new = self._get_checked_instance(TransformedDistribution, _instance)
         shape: Any = tuple(batch_shape) + tuple(self.event_shape)
         for t in reversed(self.transforms):
@@ -82,7 +82,7 @@ class TransformedDistribution(Distribution):
         return support
 
     @property
-    def has_rsample(self) -> bool:  # type: ignore[override]
+    def has_rsample(self) -> bool:  # type: ignore[override]  # computed here, a plain attribute on the base
         return self.base_dist.has_rsample
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
