@@ -84,6 +84,14 @@ CASES: dict[str, tuple[str, tuple[Any, ...], dict[str, Any], np.ndarray]] = {
         "RelaxedOneHotCategorical", (np.array(0.6),), {"probs": _SIMPLEX}, _dirichlet_values(),
     ),
     "LogisticNormal": ("LogisticNormal", (_REAL, _POS), {}, _dirichlet_values()),
+    "ContinuousBernoulli": ("ContinuousBernoulli", (), {"probs": _PROBS}, _PROBS[::-1] * 1),
+    "ContinuousBernoulli-logits": ("ContinuousBernoulli", (), {"logits": _REAL * 3}, _PROBS),
+    "ContinuousBernoulli-near-half": (
+        "ContinuousBernoulli", (), {"probs": 0.4995 + _PROBS * 0.001}, _PROBS,
+    ),
+    "LowRankMultivariateNormal": (
+        "LowRankMultivariateNormal", (_LOC3, RNG.standard_normal((2, 3, 2)), _POS), {}, _REAL,
+    ),
 }  # fmt: skip
 
 

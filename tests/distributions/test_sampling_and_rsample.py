@@ -24,6 +24,7 @@ WITH_VARIANCE = [
     "Gamma", "Chi2", "Beta", "Dirichlet", "Poisson", "Binomial", "Geometric", "Weibull",
     "MultivariateNormal-cov", "MultivariateNormal-prec", "MultivariateNormal-tril",
     "OneHotCategorical", "Multinomial", "NegativeBinomial", "Kumaraswamy",
+    "ContinuousBernoulli", "ContinuousBernoulli-near-half", "LowRankMultivariateNormal",
 ]  # fmt: skip
 MEAN_ONLY = [
     "LogNormal", "StudentT", "Pareto", "Binomial-logits", "Bernoulli-logits", "InverseGamma",

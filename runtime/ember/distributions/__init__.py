@@ -10,6 +10,7 @@ from ember.distributions.categorical import Categorical
 from ember.distributions.cauchy import Cauchy
 from ember.distributions.chi2 import Chi2
 from ember.distributions.constraint_registry import biject_to, transform_to
+from ember.distributions.continuous_bernoulli import ContinuousBernoulli
 from ember.distributions.dirichlet import Dirichlet
 from ember.distributions.distribution import Distribution
 from ember.distributions.exp_family import ExponentialFamily
@@ -26,6 +27,7 @@ from ember.distributions.kumaraswamy import Kumaraswamy
 from ember.distributions.laplace import Laplace
 from ember.distributions.log_normal import LogNormal
 from ember.distributions.logistic_normal import LogisticNormal
+from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from ember.distributions.mixture_same_family import MixtureSameFamily
 from ember.distributions.multinomial import Multinomial
 from ember.distributions.multivariate_normal import MultivariateNormal
@@ -77,6 +79,7 @@ __all__ = [
     "Cauchy",
     "Chi2",
     "ComposeTransform",
+    "ContinuousBernoulli",
     "CorrCholeskyTransform",
     "CumulativeDistributionTransform",
     "Dirichlet",
@@ -99,6 +102,7 @@ __all__ = [
     "LogNormal",
     "LogisticNormal",
     "LogitRelaxedBernoulli",
+    "LowRankMultivariateNormal",
     "LowerCholeskyTransform",
     "MixtureSameFamily",
     "Multinomial",
