@@ -35,6 +35,17 @@ _COUNTS4 = np.array([[2.0, 3, 5, 0], [1, 1, 4, 4]])
 _COUNTS = np.array([[3.0, 10.0, 7.0], [5.0, 5.0, 1.0]])
 
 
+def _corr_tril() -> np.ndarray:
+    """Cholesky factors of two 3 x 3 correlation matrices."""
+    a = RNG.standard_normal((2, 3, 3))
+    cov = a @ a.transpose(0, 2, 1) + np.eye(3)
+    d = np.sqrt(np.diagonal(cov, axis1=1, axis2=2))
+    return np.linalg.cholesky(cov / d[:, :, None] / d[:, None, :])
+
+
+_CORR_TRIL = _corr_tril()
+
+
 def _dirichlet_values() -> np.ndarray:
     x = RNG.random((2, 4)) + 0.05
     return x / x.sum(-1, keepdims=True)
@@ -92,6 +103,8 @@ CASES: dict[str, tuple[str, tuple[Any, ...], dict[str, Any], np.ndarray]] = {
     "LowRankMultivariateNormal": (
         "LowRankMultivariateNormal", (_LOC3, RNG.standard_normal((2, 3, 2)), _POS), {}, _REAL,
     ),
+    "VonMises": ("VonMises", (_REAL, _POS * 4), {}, np.clip(_REAL[::-1], -3.0, 3.0)),
+    "LKJCholesky": ("LKJCholesky", (3, _POS[:, 0] * 2), {}, _CORR_TRIL),
 }  # fmt: skip
 
 

@@ -4,6 +4,7 @@ Monte-Carlo gradient of a sample moment matches torch's autograd of the exact mo
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -170,3 +171,24 @@ def test_relaxed_and_logistic_normal_samples_stay_in_the_support(name: str) -> N
     draws = ours.rsample((200,))
     assert tuple(draws.shape) == (200, *theirs.batch_shape, *theirs.event_shape)
     assert bool(ours.support.check(draws).all())
+
+
+def test_von_mises_samples_have_the_circular_mean() -> None:
+    ember.manual_seed(24)
+    ours, theirs = _pair("VonMises")
+    draws = ours.sample((N,))
+    assert tuple(draws.shape) == (N, 2, 3) and bool((draws.abs() <= math.pi).all())
+    resultant = (draws - ours.loc).cos().mean(0).numpy()
+    expected = 1 - theirs.variance.numpy()  # E cos(x - loc) = I1(k) / I0(k)
+    np.testing.assert_array_less(np.abs(resultant - expected), 5 * np.sqrt(0.5 / N))
+
+
+def test_lkj_cholesky_samples_are_correlation_factors() -> None:
+    ember.manual_seed(25)
+    ours, _ = _pair("LKJCholesky")
+    draws = ours.sample((500,))
+    assert tuple(draws.shape) == (500, 2, 3, 3)
+    assert bool(ours.support.check(draws).all())
+    correlations = (draws @ draws.mT).numpy()
+    np.testing.assert_allclose(np.diagonal(correlations, axis1=-2, axis2=-1), 1.0, atol=1e-9)
+    assert np.all(np.abs(correlations[..., 0, 1].mean(0)) < 5 * np.sqrt(1 / 500))

@@ -25,6 +25,7 @@ from ember.distributions.inverse_gamma import InverseGamma
 from ember.distributions.kl import kl_divergence, register_kl
 from ember.distributions.kumaraswamy import Kumaraswamy
 from ember.distributions.laplace import Laplace
+from ember.distributions.lkj_cholesky import LKJCholesky
 from ember.distributions.log_normal import LogNormal
 from ember.distributions.logistic_normal import LogisticNormal
 from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -66,6 +67,7 @@ from ember.distributions.transforms import (
     identity_transform,
 )
 from ember.distributions.uniform import Uniform
+from ember.distributions.von_mises import VonMises
 from ember.distributions.weibull import Weibull
 
 __all__ = [
@@ -98,6 +100,7 @@ __all__ = [
     "IndependentTransform",
     "InverseGamma",
     "Kumaraswamy",
+    "LKJCholesky",
     "Laplace",
     "LogNormal",
     "LogisticNormal",
@@ -128,6 +131,7 @@ __all__ = [
     "Transform",
     "TransformedDistribution",
     "Uniform",
+    "VonMises",
     "Weibull",
     "biject_to",
     "constraints",
