@@ -105,6 +105,10 @@ CASES: dict[str, tuple[str, tuple[Any, ...], dict[str, Any], np.ndarray]] = {
     ),
     "VonMises": ("VonMises", (_REAL, _POS * 4), {}, np.clip(_REAL[::-1], -3.0, 3.0)),
     "LKJCholesky": ("LKJCholesky", (3, _POS[:, 0] * 2), {}, _CORR_TRIL),
+    "GeneralizedPareto": (
+        "GeneralizedPareto", (_REAL, _POS, np.array([[0.3, 0.0, -0.2], [0.1, -0.1, 0.25]])), {},
+        _REAL + 0.1 * _POS2,
+    ),
 }  # fmt: skip
 
 

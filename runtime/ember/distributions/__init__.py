@@ -17,6 +17,7 @@ from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.exponential import Exponential
 from ember.distributions.fishersnedecor import FisherSnedecor
 from ember.distributions.gamma import Gamma
+from ember.distributions.generalized_pareto import GeneralizedPareto
 from ember.distributions.geometric import Geometric
 from ember.distributions.gumbel import Gumbel
 from ember.distributions.half_normal import HalfCauchy, HalfNormal
@@ -92,6 +93,7 @@ __all__ = [
     "ExponentialFamily",
     "FisherSnedecor",
     "Gamma",
+    "GeneralizedPareto",
     "Geometric",
     "Gumbel",
     "HalfCauchy",
