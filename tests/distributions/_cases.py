@@ -109,6 +109,9 @@ CASES: dict[str, tuple[str, tuple[Any, ...], dict[str, Any], np.ndarray]] = {
         "GeneralizedPareto", (_REAL, _POS, np.array([[0.3, 0.0, -0.2], [0.1, -0.1, 0.25]])), {},
         _REAL + 0.1 * _POS2,
     ),
+    "Wishart-cov": ("Wishart", (np.array([4.5, 6.0]),), {"covariance_matrix": _SPD}, _spd(2, 3)),
+    "Wishart-tril": ("Wishart", (5.0,), {"scale_tril": _TRIL}, _spd(2, 3)),
+    "Wishart-prec": ("Wishart", (7.0,), {"precision_matrix": _PRECISION}, _spd(2, 3)),
 }  # fmt: skip
 
 

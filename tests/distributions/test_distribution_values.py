@@ -76,6 +76,8 @@ def test_moments_and_entropy_match_torch(name: str, moment: str) -> None:
         expected = expected() if callable(expected) else expected
     except NotImplementedError:
         pytest.skip(f"torch has no {moment} for {name}")
+    except RuntimeError as error:  # torch's Wishart with a number df and a batch: a bug there
+        pytest.skip(f"torch fails on {moment} of {name}: {error}")
     got = getattr(ours, moment)
     got = got() if callable(got) else got
     # torch takes lgamma(total_count + 1) of an integer tensor, so in float32.

@@ -26,7 +26,7 @@ WITH_VARIANCE = [
     "MultivariateNormal-cov", "MultivariateNormal-prec", "MultivariateNormal-tril",
     "OneHotCategorical", "Multinomial", "NegativeBinomial", "Kumaraswamy",
     "ContinuousBernoulli", "ContinuousBernoulli-near-half", "LowRankMultivariateNormal",
-    "GeneralizedPareto",
+    "GeneralizedPareto", "Wishart-cov",
 ]  # fmt: skip
 MEAN_ONLY = [
     "LogNormal", "StudentT", "Pareto", "Binomial-logits", "Bernoulli-logits", "InverseGamma",

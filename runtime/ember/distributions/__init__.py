@@ -70,6 +70,7 @@ from ember.distributions.transforms import (
 from ember.distributions.uniform import Uniform
 from ember.distributions.von_mises import VonMises
 from ember.distributions.weibull import Weibull
+from ember.distributions.wishart import Wishart
 
 __all__ = [
     "AbsTransform",
@@ -135,6 +136,7 @@ __all__ = [
     "Uniform",
     "VonMises",
     "Weibull",
+    "Wishart",
     "biject_to",
     "constraints",
     "identity_transform",
