@@ -320,6 +320,8 @@ from ember import (  # noqa: E402
     optim,
     utils,
 )
+from ember._ops.random import default_generator as _default_generator  # noqa: E402
+from ember._ops.random_state import get_rng_state, set_rng_state  # noqa: E402
 from ember._ops.sampling_counts import binomial, poisson  # noqa: E402
 from ember._ops.sampling_fills import randint_like  # noqa: E402
 from ember._ops.sampling_gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402, F401
@@ -347,6 +349,9 @@ from ember.amp.autocast_mode import (  # noqa: E402
 )
 from ember.library._namespace import Ops as _Ops  # noqa: E402
 from ember.utils import data as _data  # noqa: E402, F401
+
+#: The CPU device's default generator (what `ember.manual_seed` seeds), as torch's.
+default_generator = _default_generator(device("cpu"))
 
 #: Custom ops by name: `ember.ops.mylib.fused_gelu` is "mylib::fused_gelu".
 ops = _Ops()
@@ -676,9 +681,12 @@ __all__ += [
 ]
 __all__ += [
     "binomial",
+    "default_generator",
     "distributions",
+    "get_rng_state",
     "poisson",
     "randint_like",
+    "set_rng_state",
 ]
 __all__ += [
     "digamma",

@@ -264,28 +264,32 @@ def randn_like(
 
 def randint(
     *args: Any,
+    low: int | None = None,
+    high: int | None = None,
     size: Any = None,
     generator: Generator | None = None,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
-    """randint(high, size) or randint(low, high, size): integers in [low, high); `size`
-    may also be given by keyword, as PyTorch allows."""
-    if size is not None:
-        args = (*args, size)
-    if len(args) == 2:
-        low, (high, size) = 0, args
-    elif len(args) == 3:
-        low, high, size = args
-    else:
+    """randint(high, size) or randint(low, high, size): integers in [low, high); `low`,
+    `high` and `size` may also be given by keyword, as PyTorch allows."""
+    values = list(args)
+    if size is None and values:
+        size = values.pop()
+    if high is None and values:
+        high = values.pop()
+    if low is None:
+        low = values.pop() if values else 0
+    if values or size is None or high is None:
         raise TypeError(
-            "randint() expects (high, size) or (low, high, size), size positionally or as "
-            f"size=; got {len(args)} arguments"
+            "randint() expects (high, size) or (low, high, size), positionally or as "
+            f"low=, high=, size=; got {len(args)} positional arguments"
         )
     out = empty_tensor(
         normalize_shape("randint", (size,)), dtype or _dtype.int64, resolve_device(device)
     )
-    return random_(out, int(low), int(high), generator=generator)
+    return _requiring_grad(random_(out, int(low), int(high), generator=generator), requires_grad)
 
 
 def randperm(

@@ -228,3 +228,27 @@ def test_rand_like_takes_a_generator_and_dtype(device: str) -> None:
         a.tolist()
         == ember.rand_like(like, generator=_gen(14, device), dtype=ember.float64).tolist()
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "low", "high", "shape"),
+    [
+        ((10, (3,)), {}, 0, 10, (3,)),
+        ((2, 10, (3,)), {}, 2, 10, (3,)),
+        ((), {"low": 2, "high": 10, "size": (3,)}, 2, 10, (3,)),
+        ((), {"high": 5, "size": (2,)}, 0, 5, (2,)),
+        ((2,), {"high": 5, "size": [2, 2]}, 2, 5, (2, 2)),
+        ((3, 10), {"size": ember.Size([4])}, 3, 10, (4,)),
+    ],
+)
+def test_randint_takes_every_torch_form(device: str, args, kwargs, low, high, shape) -> None:  # type: ignore[no-untyped-def]
+    t = ember.randint(*args, **kwargs, device=device, generator=_gen(15, device))
+    assert t.shape == shape and t.dtype == ember.int64
+    values = t.cpu().numpy()
+    assert values.min() >= low and values.max() < high
+    floats = ember.randint(4, (2,), dtype=ember.float32, requires_grad=True, device=device)
+    assert floats.requires_grad and floats.dtype == ember.float32
+    with pytest.raises(RuntimeError, match="floating point"):
+        ember.randint(4, (2,), requires_grad=True, device=device)
+    with pytest.raises(TypeError, match="randint\\(\\) expects"):
+        ember.randint(4, device=device)
