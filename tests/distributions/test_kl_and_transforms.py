@@ -180,3 +180,46 @@ def test_transform_cache_returns_the_same_inverse() -> None:
     assert t.inv(y) is x
     with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
         ET.ExpTransform(cache_size=2)
+
+
+def _first_case(class_name: str) -> str:
+    from ._cases import CASES
+
+    return next(name for name, case in CASES.items() if case[0] == class_name)
+
+
+def _cross_pairs() -> list[tuple[str, str]]:
+    import ember.distributions.kl as ember_kl
+
+    pairs = []
+    for p_type, q_type in ember_kl._KL_REGISTRY:
+        if p_type is q_type or p_type.__name__ in ("ExponentialFamily", "Independent"):
+            continue
+        if "TransformedDistribution" in (p_type.__name__, q_type.__name__):
+            continue
+        pairs.append((p_type.__name__, q_type.__name__))
+    return sorted(pairs)
+
+
+CROSS = _cross_pairs()
+
+
+@pytest.mark.parametrize(("p_class", "q_class"), CROSS, ids=[f"{p}-{q}" for p, q in CROSS])
+def test_cross_family_kl_matches_torch(p_class: str, q_class: str) -> None:
+    p_ours, p_theirs = _both(_first_case(p_class))
+    q_ours, q_theirs = _both(_first_case(q_class))
+    if (p_ours.batch_shape, p_ours.event_shape) != (q_ours.batch_shape, q_ours.event_shape):
+        pytest.skip("cases of different shapes")
+    _close(ED.kl_divergence(p_ours, q_ours), TD.kl_divergence(p_theirs, q_theirs))
+
+
+def test_exponential_family_kl_by_bregman_matches_the_closed_form() -> None:
+    from ember.distributions._kl_cross import _kl_expfamily_expfamily
+
+    p_ours, _ = _both("Gamma")
+    q_ours, _ = _flipped("Gamma")
+    np.testing.assert_allclose(
+        _kl_expfamily_expfamily(p_ours, q_ours).detach().numpy(),
+        ED.kl_divergence(p_ours, q_ours).numpy(),
+        rtol=1e-9,
+    )

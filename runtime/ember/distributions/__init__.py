@@ -2,7 +2,11 @@
 torch.distributions: parameters broadcast into a batch, `sample`/`rsample` draw from
 Ember's generators (rsample differentiably), `log_prob`/`entropy`/moments are ember ops."""
 
-from ember.distributions import constraints, transforms
+from ember.distributions import (
+    _kl_cross,  # noqa: F401  (registers the cross-family KLs)
+    constraints,
+    transforms,
+)
 from ember.distributions.bernoulli import Bernoulli
 from ember.distributions.beta import Beta
 from ember.distributions.binomial import Binomial
