@@ -28,6 +28,8 @@ KL_PAIRS = [
     ("LogNormal", "LogNormal"), ("Pareto", "Pareto"), ("Uniform", "Normal"),
     ("Uniform", "Uniform"), ("MultivariateNormal-cov", "MultivariateNormal-tril"),
     ("MultivariateNormal-prec", "MultivariateNormal-cov"), ("Binomial", "Binomial"),
+    ("LowRankMultivariateNormal", "LowRankMultivariateNormal"),
+    ("ContinuousBernoulli", "ContinuousBernoulli"),
 ]  # fmt: skip
 
 

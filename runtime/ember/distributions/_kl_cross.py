@@ -18,8 +18,10 @@ from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.exponential import Exponential
 from ember.distributions.gamma import Gamma
 from ember.distributions.gumbel import Gumbel
-from ember.distributions.kl import _set, register_kl
+from ember.distributions.kl import _gaussian_kl, _set, register_kl
 from ember.distributions.laplace import Laplace
+from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
+from ember.distributions.multivariate_normal import MultivariateNormal
 from ember.distributions.normal import Normal
 from ember.distributions.pareto import Pareto
 from ember.distributions.poisson import Poisson
@@ -299,3 +301,24 @@ def _kl_uniform_pareto(p: Uniform, q: Pareto) -> Tensor:
     t1 = (q.alpha * q.scale.pow(q.alpha) * width).log()
     t2 = (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
     return _set(t2 * (q.alpha + 1) - t1, p.low < q.scale, math.inf)
+
+
+def _gaussian_factor(d: Any) -> Tensor:
+    """The lower Cholesky factor of a (low-rank or full) multivariate normal's covariance."""
+    if isinstance(d, LowRankMultivariateNormal):
+        return d.scale_tril
+    return d._unbroadcasted_scale_tril
+
+
+def _kl_gaussians(p: Any, q: Any) -> Tensor:
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            "KL-divergence between two (Low Rank) Multivariate Normals with different event "
+            "shapes cannot be computed"
+        )
+    return _gaussian_kl(p.loc, _gaussian_factor(p), q.loc, _gaussian_factor(q), p.event_shape[0])
+
+
+register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)(_kl_gaussians)
+register_kl(MultivariateNormal, LowRankMultivariateNormal)(_kl_gaussians)
+register_kl(LowRankMultivariateNormal, MultivariateNormal)(_kl_gaussians)

@@ -245,6 +245,18 @@ def _kl_laplace_laplace(p: Laplace, q: Laplace) -> Tensor:
     return t1 + t2 + t3 - 1
 
 
+def _gaussian_kl(p_loc: Tensor, p_tril: Tensor, q_loc: Tensor, q_tril: Tensor, n: int) -> Tensor:
+    """KL between N(p_loc, p_tril p_tril^T) and N(q_loc, q_tril q_tril^T), n-dimensional."""
+    half_term1 = q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - p_tril.diagonal(
+        dim1=-2, dim2=-1
+    ).log().sum(-1)
+    batch = tuple(ops.broadcast_shapes(q_tril.shape[:-2], p_tril.shape[:-2]))
+    solved = solve_lower(q_tril.expand(*batch, n, n), p_tril.expand(*batch, n, n))
+    term2 = solved.pow(2).sum(-1).sum(-1)
+    term3 = _batch_mahalanobis(q_tril, q_loc - p_loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(
     p: MultivariateNormal, q: MultivariateNormal
@@ -254,16 +266,9 @@ def _kl_multivariatenormal_multivariatenormal(
             "KL-divergence between two Multivariate Normals with different event shapes "
             "cannot be computed"
         )
-    p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
-    half_term1 = q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - p_tril.diagonal(
-        dim1=-2, dim2=-1
-    ).log().sum(-1)
-    batch = tuple(ops.broadcast_shapes(q_tril.shape[:-2], p_tril.shape[:-2]))
-    n = p.event_shape[0]
-    solved = solve_lower(q_tril.expand(*batch, n, n), p_tril.expand(*batch, n, n))
-    term2 = solved.pow(2).sum(-1).sum(-1)
-    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
-    return half_term1 + 0.5 * (term2 + term3 - n)
+    return _gaussian_kl(
+        p.loc, p._unbroadcasted_scale_tril, q.loc, q._unbroadcasted_scale_tril, p.event_shape[0]
+    )
 
 
 @register_kl(Normal, Normal)
