@@ -179,3 +179,38 @@ def test_exponential_family_entropy_by_autograd_matches_the_closed_form() -> Non
     )
     generic = ED.ExponentialFamily.entropy(dist)
     np.testing.assert_allclose(generic.detach().numpy(), dist.entropy().numpy(), rtol=1e-9)
+
+
+def test_utils_match_torch() -> None:
+    from torch.distributions import utils as TU
+
+    from ember.distributions import utils as EU
+
+    probs = np.array([[0.2, 0.3, 0.5], [0.0, 0.5, 0.5]])
+    _close(EU.probs_to_logits(ember.tensor(probs)), TU.probs_to_logits(torch.tensor(probs)))
+    _close(EU.logits_to_probs(ember.tensor(probs)), TU.logits_to_probs(torch.tensor(probs)))
+    _close(
+        EU.probs_to_logits(ember.tensor(probs), is_binary=True),
+        TU.probs_to_logits(torch.tensor(probs), is_binary=True),
+    )
+    _close(EU.clamp_probs(ember.tensor(probs)), TU.clamp_probs(torch.tensor(probs)))
+    matrix = np.arange(16.0).reshape(1, 4, 4)
+    for diag in (0, -1, 1):
+        vec_ours = EU.tril_matrix_to_vec(ember.tensor(matrix), diag)
+        vec_theirs = TU.tril_matrix_to_vec(torch.tensor(matrix), diag)
+        _close(vec_ours, vec_theirs)
+        _close(EU.vec_to_tril_matrix(vec_ours, diag), TU.vec_to_tril_matrix(vec_theirs, diag))
+    a, b = EU.broadcast_all(ember.zeros(2, 1, dtype=ember.float64), 3.0)
+    assert a.shape == b.shape == (2, 1) and b.dtype == ember.float64
+    with pytest.raises(ValueError, match="Input arguments must all be instances of numbers"):
+        EU.broadcast_all("x")
+
+
+def test_default_validation_can_be_switched_off() -> None:
+    ED.Distribution.set_default_validate_args(False)
+    try:
+        assert ED.Normal(0.0, -1.0).scale.item() == -1.0
+    finally:
+        ED.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        ED.Normal(0.0, -1.0)
