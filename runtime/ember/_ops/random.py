@@ -298,6 +298,7 @@ def randperm(
     generator: Generator | None = None,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """A random permutation of 0..n-1."""
     if n < 0:
@@ -306,8 +307,8 @@ def randperm(
     seed_value, offset = _generator_for(out, generator).claim(n)
     kernel_for(names.RANDPERM, out._device, _dtype.int64)(out, seed_value, offset)
     if dtype is not None and dtype is not _dtype.int64:
-        return out.to(dtype)
-    return out
+        out = out.to(dtype)
+    return _requiring_grad(out, requires_grad)
 
 
 def normal(

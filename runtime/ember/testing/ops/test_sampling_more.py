@@ -252,3 +252,8 @@ def test_randint_takes_every_torch_form(device: str, args, kwargs, low, high, sh
         ember.randint(4, (2,), requires_grad=True, device=device)
     with pytest.raises(TypeError, match="randint\\(\\) expects"):
         ember.randint(4, device=device)
+
+
+def test_randperm_takes_requires_grad(device: str) -> None:
+    t = ember.randperm(6, dtype=ember.float32, requires_grad=True, device=device)
+    assert t.requires_grad and sorted(t.tolist()) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
