@@ -362,6 +362,7 @@ from ember import (  # noqa: E402
     backends,
     cpu,
     cuda,
+    distributions,
     library,
     linalg,
     memory,
@@ -402,6 +403,17 @@ from ember._ops.linalg_torch_names import (  # noqa: E402
     svd,
     svd_lowrank,
     triangular_solve,
+)
+from ember._ops.random import default_generator as _default_generator  # noqa: E402
+from ember._ops.sampling_counts import binomial, poisson  # noqa: E402
+from ember._ops.sampling_fills import randint_like  # noqa: E402
+from ember._ops.sampling_gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402, F401
+from ember._ops.special_functions import (  # noqa: E402
+    digamma,
+    erfinv,
+    lgamma,
+    mvlgamma,
+    polygamma,
 )
 from ember._tensor_surface import (  # noqa: E402
     get_device,
@@ -471,6 +483,9 @@ from ember.nn.functional._torch_level_layers import (  # noqa: E402
     rms_norm,
 )
 from ember.utils import data as _data  # noqa: E402, F401
+
+#: The CPU device's default generator (what `ember.manual_seed` seeds), as torch's.
+default_generator = _default_generator(device("cpu"))
 
 #: Custom ops by name: `ember.ops.mylib.fused_gelu` is "mylib::fused_gelu".
 ops = _Ops()
@@ -964,3 +979,17 @@ from ember._ops.pointwise_math import *  # noqa: E402, F403
 from ember._ops.predicates import *  # noqa: E402, F403
 
 __all__ += _pointwise_math.__all__ + _pointwise_binary.__all__ + _predicates.__all__
+__all__ += [
+    "binomial",
+    "default_generator",
+    "distributions",
+    "poisson",
+    "randint_like",
+]
+__all__ += [
+    "digamma",
+    "erfinv",
+    "lgamma",
+    "mvlgamma",
+    "polygamma",
+]

@@ -38,6 +38,7 @@ from ember._tensor_sampling import SamplingMethods
 from ember._tensor_selection import SelectionMethods
 from ember._tensor_shape import ShapeMethods
 from ember._tensor_sorting import SortingMethods
+from ember._tensor_special import SpecialMethods
 from ember._tensor_structure import StructureMethods
 from ember._tensor_surface import SurfaceMethods
 
@@ -53,6 +54,7 @@ class Tensor(
     SortingMethods,
     SelectionMethods,
     SamplingMethods,
+    SpecialMethods,
     ConversionMethods,
     SurfaceMethods,
     InplaceViewMethods,

@@ -37,3 +37,15 @@ class SamplingMethods(TensorCore):
         else:
             draws = _up.ops.bernoulli(self, float(p), generator=generator)
         return _up.ops.copy_(self, draws)
+
+    def exponential_(self, lambd: Any = 1.0, *, generator: Any = None) -> Tensor:
+        return _up.ops.exponential_(self, lambd, generator=generator)
+
+    def geometric_(self, p: Any, *, generator: Any = None) -> Tensor:
+        return _up.ops.geometric_(self, p, generator=generator)
+
+    def log_normal_(self, mean: Any = 1.0, std: Any = 2.0, *, generator: Any = None) -> Tensor:
+        return _up.ops.log_normal_(self, mean, std, generator=generator)
+
+    def cauchy_(self, median: Any = 0.0, sigma: Any = 1.0, *, generator: Any = None) -> Tensor:
+        return _up.ops.cauchy_(self, median, sigma, generator=generator)

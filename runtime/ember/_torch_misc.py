@@ -156,8 +156,12 @@ def get_rng_state() -> Tensor:
 
 def set_rng_state(new_state: Tensor) -> None:
     """Restore a state from `get_rng_state`; RuntimeError for anything else."""
-    raw = new_state.numpy() if isinstance(new_state, Tensor) else None
-    if raw is None or raw.dtype != np.uint8 or raw.size != 16:
+    if not isinstance(new_state, Tensor):
+        raise TypeError(
+            f"set_rng_state(): argument 'new_state' must be Tensor, not {type(new_state).__name__}"
+        )
+    raw = new_state.numpy()
+    if raw.dtype != np.uint8 or raw.size != 16:
         raise RuntimeError("set_rng_state: expected a 16-byte uint8 tensor from get_rng_state")
     state = creation.from_numpy(np.ascontiguousarray(raw).view(np.int64).copy())
     random.default_generator(creation.resolve_device("cpu")).set_state(state)

@@ -15,6 +15,7 @@ from types import ModuleType
 #: torch's module paths the gallery imports, and the Ember module each one names.
 ALIASES = {
     "torch": "ember",
+    "torch.distributions": "ember.distributions",
     "torch.nn": "ember.nn",
     "torch.nn.functional": "ember.nn.functional",
     "torch.nn.utils": "ember.nn.utils",

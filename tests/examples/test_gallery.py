@@ -22,6 +22,7 @@ CASES = [
     ("vae", 6, 1e-4),
     ("gpt_char", 4, 1e-4),
     ("lbfgs_fit", 2, 1e-7),
+    ("reinforce_agent", 6, 1e-4),
 ]
 
 
@@ -62,3 +63,16 @@ def test_the_alias_leaves_torch_importable() -> None:
     import torch as real
 
     assert real.__name__ == "torch"
+
+
+def test_the_agent_samples_actions_from_the_generator_on_ember() -> None:
+    with torch_is_ember():
+        on_ember = load_script(GALLERY / "reinforce_agent.py", "ember_sampling")
+    policy = on_ember.build()
+    state = [0.01, -0.02, 0.03, 0.0]
+    draws = [on_ember.select_action(policy, state)[0] for _ in range(40)]  # type: ignore[attr-defined]
+    assert set(draws) == {0, 1}
+    _, log_prob, entropy = on_ember.select_action(policy, state, 0.5)  # type: ignore[attr-defined]
+    (-log_prob.sum() - entropy.sum()).backward()
+    assert policy.affine1.weight.grad is not None  # type: ignore[attr-defined]
+    assert float(policy.affine1.weight.grad.abs().sum()) > 0  # type: ignore[attr-defined]

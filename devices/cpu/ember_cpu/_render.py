@@ -51,7 +51,8 @@ _LIBM: Final = frozenset(
     ("fabs", "log1p", "expm1", "sqrt", "sin", "cos", "floor", "ceil", "rint", "trunc", "fmod",
      "pow", "copysign",
      "acos", "asin", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "log2", "log10",
-     "exp2", "atan2", "hypot", "nextafter", "fmax", "fmin")
+     "exp2", "atan2", "hypot", "nextafter", "fmax", "fmin",
+     "lgamma")
 )  # fmt: skip
 _CALL: Final = re.compile(r"\b([a-z][a-z0-9_]*)\(")
 # The table's own C helpers (em_floor_div_s, em_pow_s, ...) come from its PRELUDE.

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.plugins import expressions, ops
+from ember.plugins import expressions, ops, special_numpy
 from ember.plugins.sdk import ElementwisePlan, MatmulPlan, ReductionPlan, Scalar, Storage, dtype
 
 Kernel = Callable[..., None]
@@ -47,7 +47,9 @@ def elementwise(select: Callable[[ElementwisePlan], Callable[..., Any]]) -> Kern
 
 def _compile(expression: str, arguments: str) -> Callable[..., Any]:
     code = compile(f"lambda {arguments}: {expression}", f"<numpy: {expression}>", "eval")
-    return eval(code, {"np": np, "math": math})  # the runtime's own table, never user input
+    return eval(
+        code, {"np": np, "math": math, "special": special_numpy}
+    )  # the runtime's own table, never user input
 
 
 def rendered(cells: dict[str, str], arguments: str) -> Kernel:

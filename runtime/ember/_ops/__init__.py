@@ -38,12 +38,16 @@ from ember._ops import (
     reorder,
     repetition,
     sampling,
+    sampling_counts,
+    sampling_fills,
+    sampling_gamma,
     scan_composites,
     scatter_reductions,
     searching,
     sequences,
     shape,
     sorting,
+    special_functions,
     statistics,
     strided_creation,
     triangle,
@@ -84,6 +88,9 @@ from ember._ops.reduction import *  # noqa: F403
 from ember._ops.reorder import *  # noqa: F403
 from ember._ops.repetition import *  # noqa: F403
 from ember._ops.sampling import *  # noqa: F403
+from ember._ops.sampling_counts import *  # noqa: F403
+from ember._ops.sampling_fills import *  # noqa: F403
+from ember._ops.sampling_gamma import *  # noqa: F403
 from ember._ops.scan_composites import *  # noqa: F403
 from ember._ops.scan_composites import cumprod_
 from ember._ops.scatter_reductions import *  # noqa: F403
@@ -91,6 +98,7 @@ from ember._ops.searching import *  # noqa: F403
 from ember._ops.sequences import *  # noqa: F403
 from ember._ops.shape import *  # noqa: F403
 from ember._ops.sorting import *  # noqa: F403
+from ember._ops.special_functions import *  # noqa: F403
 from ember._ops.statistics import *  # noqa: F403
 from ember._ops.strided_creation import *  # noqa: F403
 from ember._ops.triangle import *  # noqa: F403
@@ -111,6 +119,9 @@ __all__ += linalg_torch_names.__all__
 __all__ += norms.__all__
 __all__ += random.__all__
 __all__ += sampling.__all__
+__all__ += sampling_counts.__all__
+__all__ += sampling_fills.__all__
+__all__ += sampling_gamma.__all__
 __all__ += reduction.__all__
 __all__ += shape.__all__
 __all__ += sorting.__all__
@@ -138,6 +149,7 @@ __all__ += histograms.__all__
 __all__ += searching.__all__
 __all__ += strided_creation.__all__
 __all__ += inplace_views.__all__
+__all__ += special_functions.__all__
 __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
 __all__ += pointwise_math.__all__ + pointwise_binary.__all__ + predicates.__all__
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]

@@ -191,16 +191,35 @@ def _new(
     return empty_tensor(shape, dtype or _dtype.get_default_dtype(), resolve_device(dev))
 
 
+def _factory_size(op: str, size: tuple[Any, ...], keywords: dict[str, Any]) -> tuple[Any, ...]:
+    """The size of rand(2, 3), rand((2, 3)), rand(ember.Size(...)) or rand(size=(2, 3))."""
+    if "size" in keywords:
+        if size:
+            raise TypeError(f"{op}() got multiple values for argument 'size'")
+        size = (keywords.pop("size"),)
+    if keywords:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{next(iter(keywords))}'")
+    return size
+
+
+def _like(t: Tensor, dtype: _dtype.dtype | None, dev: DeviceLike | None) -> Tensor:
+    return empty_tensor(
+        t._shape, dtype or t._dtype, t._device if dev is None else resolve_device(dev)
+    )
+
+
 def rand(
     *size: Any,
     generator: Generator | None = None,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
     requires_grad: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    """Uniform samples in [0, 1)."""
+    """Uniform samples in [0, 1); the size as ints, one sequence, or `size=`."""
+    shape = _factory_size("rand", size, keywords)
     return _requiring_grad(
-        uniform_(_new("rand", size, dtype, device), generator=generator), requires_grad
+        uniform_(_new("rand", shape, dtype, device), generator=generator), requires_grad
     )
 
 
@@ -210,55 +229,67 @@ def randn(
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
     requires_grad: bool = False,
+    **keywords: Any,
 ) -> Tensor:
-    """Standard normal samples."""
+    """Standard normal samples; the size as ints, one sequence, or `size=`."""
+    shape = _factory_size("randn", size, keywords)
     return _requiring_grad(
-        normal_(_new("randn", size, dtype, device), generator=generator), requires_grad
+        normal_(_new("randn", shape, dtype, device), generator=generator), requires_grad
     )
 
 
 def rand_like(
-    t: Tensor, *, dtype: _dtype.dtype | None = None, requires_grad: bool = False
+    t: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """rand with `t`'s shape and device."""
-    return _requiring_grad(
-        uniform_(empty_tensor(t._shape, dtype or t._dtype, t._device)), requires_grad
-    )
+    return _requiring_grad(uniform_(_like(t, dtype, device), generator=generator), requires_grad)
 
 
 def randn_like(
-    t: Tensor, *, dtype: _dtype.dtype | None = None, requires_grad: bool = False
+    t: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """randn with `t`'s shape and device."""
-    return _requiring_grad(
-        normal_(empty_tensor(t._shape, dtype or t._dtype, t._device)), requires_grad
-    )
+    return _requiring_grad(normal_(_like(t, dtype, device), generator=generator), requires_grad)
 
 
 def randint(
     *args: Any,
+    low: int | None = None,
+    high: int | None = None,
     size: Any = None,
     generator: Generator | None = None,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
-    """randint(high, size) or randint(low, high, size): integers in [low, high); `size`
-    may also be given by keyword, as PyTorch allows."""
-    if size is not None:
-        args = (*args, size)
-    if len(args) == 2:
-        low, (high, size) = 0, args
-    elif len(args) == 3:
-        low, high, size = args
-    else:
+    """randint(high, size) or randint(low, high, size): integers in [low, high); `low`,
+    `high` and `size` may also be given by keyword, as PyTorch allows."""
+    values = list(args)
+    if size is None and values:
+        size = values.pop()
+    if high is None and values:
+        high = values.pop()
+    if low is None:
+        low = values.pop() if values else 0
+    if values or size is None or high is None:
         raise TypeError(
-            "randint() expects (high, size) or (low, high, size), size positionally or as "
-            f"size=; got {len(args)} arguments"
+            "randint() expects (high, size) or (low, high, size), positionally or as "
+            f"low=, high=, size=; got {len(args)} positional arguments"
         )
     out = empty_tensor(
         normalize_shape("randint", (size,)), dtype or _dtype.int64, resolve_device(device)
     )
-    return random_(out, int(low), int(high), generator=generator)
+    return _requiring_grad(random_(out, int(low), int(high), generator=generator), requires_grad)
 
 
 def randperm(
@@ -267,6 +298,7 @@ def randperm(
     generator: Generator | None = None,
     dtype: _dtype.dtype | None = None,
     device: DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """A random permutation of 0..n-1."""
     if n < 0:
@@ -275,8 +307,8 @@ def randperm(
     seed_value, offset = _generator_for(out, generator).claim(n)
     kernel_for(names.RANDPERM, out._device, _dtype.int64)(out, seed_value, offset)
     if dtype is not None and dtype is not _dtype.int64:
-        return out.to(dtype)
-    return out
+        out = out.to(dtype)
+    return _requiring_grad(out, requires_grad)
 
 
 def normal(

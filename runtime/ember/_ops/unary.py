@@ -33,7 +33,8 @@ __all__ = [
 # Ops whose integer inputs compute in the default float dtype (torch.exp(int) is float32).
 _FLOATING: Final = frozenset(
     {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf", "rsqrt",
-     "reciprocal", "sigmoid", "gelu"}
+     "reciprocal", "sigmoid", "gelu",
+     "lgamma", "digamma", "erfinv"}
 ) | frozenset(pointwise_formulas.UNARY)  # fmt: skip
 # Rounding is the identity on integers, as in PyTorch.
 _ROUNDING: Final = frozenset({"floor", "ceil", "round", "trunc"})

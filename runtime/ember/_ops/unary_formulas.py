@@ -12,6 +12,7 @@ from typing import Any
 
 from ember import _upper
 from ember._ops import pointwise_formulas
+from ember._ops.special_formulas import SPECIAL_FORMULAS
 from ember._tensor import Tensor
 
 __all__ = ["FORMULAS", "clamp_backward", "where_backward"]
@@ -145,6 +146,7 @@ FORMULAS: dict[str, tuple[Formula, str]] = {
     "ceil": (_zero, "nothing"),
     "round": (_zero, "nothing"),
     "trunc": (_zero, "nothing"),
+    **SPECIAL_FORMULAS,
 }
 FORMULAS.update(pointwise_formulas.UNARY)
 

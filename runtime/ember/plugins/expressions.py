@@ -14,6 +14,7 @@ powers with a negative scalar exponent, so expressions never see them.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Final
 
 __all__ = [
@@ -88,6 +89,10 @@ UNARY: Final[dict[str, dict[str, str]]] = {
     # x < 0 is false for NaN and -0.0, which pass through as in PyTorch.
     "relu": {"bool": "x", "unsigned": "x", "signed": "(x < 0 ? 0 : x)", "float": "(x < 0 ? 0 : x)"},
     "gelu": {"float": "(x * 0.5{F} * (1 + erf(x * 0.70710678118654752440{F})))"},
+    # Special functions: the em_* helpers are kernels/em_special.h, appended to PRELUDE.
+    "lgamma": {"float": "lgamma(x)"},
+    "digamma": {"float": "em_digamma_{S}(x)"},
+    "erfinv": {"float": "em_erfinv_{S}(x)"},
 }
 
 
@@ -176,6 +181,18 @@ def convert(dst: str, src: str, dst_type: str) -> str:
     return "x"
 
 
+def _special_prelude() -> str:
+    """kernels/em_special.h for PRELUDE: its include of the dialect replaced by the one
+    qualifier it takes from there (devices that include the dialect already keep theirs)."""
+    header = (Path(__file__).parent / "kernels" / "em_special.h").read_text()
+    qualifier = (
+        "#ifndef EM_FN\n#ifdef __OPENCL_VERSION__\n"
+        "#define EM_FN static inline __attribute__((always_inline))\n"
+        "#else\n#define EM_FN static inline\n#endif\n#endif\n"
+    )
+    return qualifier + header.replace('#include "em_dialect.h"\n', "")
+
+
 #: The C helpers that BINARY's expressions call (em_floor_div_s, em_pow_s, ...), valid as
 #: C99 and as OpenCL C: a renderer puts it before its kernels. Integer helpers work in 64
 #: bits; a divisor of -1 negates with wrap-around instead of trapping on INT_MIN / -1.
@@ -238,12 +255,13 @@ EM_FLOAT_HELPERS(float, f)
 #ifdef EM_HAS_DOUBLE
 EM_FLOAT_HELPERS(double, d)
 #endif
-"""
+""" + _special_prelude()
 
 
 # -- NumPy: the reference device's column (plugins/ember-numpy) ------------------------------
 # Python expressions over NumPy arrays `x` (unary, copy) or `a`, `b` (binary), with `np`
 # (NumPy) and `math` in scope, for exactly the (op, family) cells of UNARY and BINARY.
+# `special` (ember.plugins.special_numpy) is in scope too, for the special functions.
 # float16 operands arrive as float32 (as {T} in C) and every result is cast on store; NumPy
 # integer arithmetic wraps as the C casts through {U} do.
 
@@ -286,6 +304,10 @@ NUMPY_UNARY: Final[dict[str, dict[str, str]]] = {
         **_same("np.where(x < 0, 0, x)", ("signed", "float")),
     },
     "gelu": {"float": f"x * 0.5 * (1 + {_NP_ERF}(x * 0.70710678118654752440))"},
+    # `special` is ember.plugins.special_numpy.
+    "lgamma": {"float": "special.lgamma(x)"},
+    "digamma": {"float": "special.digamma(x)"},
+    "erfinv": {"float": "special.erfinv(x)"},
 }
 
 NUMPY_BINARY: Final[dict[str, dict[str, str]]] = {

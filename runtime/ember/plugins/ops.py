@@ -34,6 +34,7 @@ UNARY_PRIMITIVES: Final = (
     "floor", "ceil", "round", "trunc",
     "acos", "asin", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "log2", "log10",
     "exp2",
+    "lgamma", "digamma", "erfinv",
 )  # fmt: skip
 #: composites with a generic formula; a device may register a fused UnaryKernel.
 UNARY_COMPOSITES: Final = ("sign", "rsqrt", "reciprocal", "sigmoid", "relu", "gelu")

@@ -1,0 +1,52 @@
+"""Tensor methods of the special functions: t.lgamma(), t.digamma_(), t.polygamma(n), ..."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ember import _upper
+from ember._tensor_core import TensorCore
+
+if TYPE_CHECKING:
+    from ember._tensor import Tensor
+
+__all__ = ["SpecialMethods"]
+
+# Any, not the typed `_upper`: these methods pass `self` (typed as this mixin) to ops.
+_up: Any = _upper
+
+
+class SpecialMethods(TensorCore):
+    """t.lgamma(), t.digamma(), t.polygamma(n), t.mvlgamma(p), t.erfinv() and in place."""
+
+    __slots__ = ()
+
+    def lgamma(self) -> Tensor:
+        return _up.ops.lgamma(self)
+
+    def lgamma_(self) -> Tensor:
+        return _up.ops.lgamma_(self)
+
+    def digamma(self) -> Tensor:
+        return _up.ops.digamma(self)
+
+    def digamma_(self) -> Tensor:
+        return _up.ops.digamma_(self)
+
+    def polygamma(self, n: int) -> Tensor:
+        return _up.ops.polygamma(n, self)
+
+    def polygamma_(self, n: int) -> Tensor:
+        return _up.ops.polygamma_(self, n)
+
+    def mvlgamma(self, p: int) -> Tensor:
+        return _up.ops.mvlgamma(self, p)
+
+    def mvlgamma_(self, p: int) -> Tensor:
+        return _up.ops.mvlgamma_(self, p)
+
+    def erfinv(self) -> Tensor:
+        return _up.ops.erfinv(self)
+
+    def erfinv_(self) -> Tensor:
+        return _up.ops.erfinv_(self)

@@ -1,0 +1,78 @@
+"""Gumbel(loc, scale): loc - scale log(-log U)."""
+
+from __future__ import annotations
+
+import math
+from numbers import Number
+from typing import Any, ClassVar
+
+from ember import _ops as ops
+from ember._dtype_info import finfo
+from ember._tensor import Tensor
+from ember.distributions import constraints
+from ember.distributions.transformed_distribution import TransformedDistribution
+from ember.distributions.transforms import AffineTransform, ExpTransform
+from ember.distributions.uniform import Uniform
+from ember.distributions.utils import broadcast_all, euler_constant
+
+__all__ = ["Gumbel"]
+
+
+class Gumbel(TransformedDistribution):
+    """The type-I extreme-value distribution with location `loc` and scale `scale`."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "loc": constraints.real,
+        "scale": constraints.positive,
+    }
+    support = constraints.real
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        info = finfo(self.loc.dtype)
+        if isinstance(loc, Number) and isinstance(scale, Number):
+            base_dist = Uniform(info.tiny, 1 - info.eps, validate_args=validate_args)
+        else:
+            base_dist = Uniform(
+                ops.full_like(self.loc, info.tiny),
+                ops.full_like(self.loc, 1 - info.eps),
+                validate_args=validate_args,
+            )
+        transforms = [
+            ExpTransform().inv,
+            AffineTransform(loc=0, scale=-ops.ones_like(self.scale)),
+            ExpTransform().inv,
+            AffineTransform(loc=self.loc, scale=-self.scale),
+        ]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Gumbel:
+        new = self._get_checked_instance(Gumbel, _instance)
+        new.loc = self.loc.expand(tuple(batch_shape))
+        new.scale = self.scale.expand(tuple(batch_shape))
+        return super().expand(batch_shape, _instance=new)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        y = (self.loc - value) / self.scale
+        return (y - y.exp()) - self.scale.log()
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc + self.scale * euler_constant
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def stddev(self) -> Tensor:
+        return (math.pi / math.sqrt(6)) * self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        return self.stddev.pow(2)
+
+    def entropy(self) -> Tensor:
+        return self.scale.log() + (1 + euler_constant)

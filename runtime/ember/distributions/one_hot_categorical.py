@@ -1,0 +1,109 @@
+"""OneHotCategorical: Categorical draws as one-hot vectors, and its straight-through
+variant (gradients through the probabilities)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ember import _ops as ops
+from ember._tensor import Tensor
+from ember._tensor_core import Size
+from ember.distributions import constraints
+from ember.distributions.categorical import Categorical
+from ember.distributions.distribution import Distribution
+from ember.nn import functional as F
+
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
+
+
+class OneHotCategorical(Distribution):
+    """One-hot vectors of size K, the hot index drawn from Categorical(probs or logits)."""
+
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
+        "probs": constraints.simplex,
+        "logits": constraints.real_vector,
+    }
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def __init__(
+        self, probs: Any = None, logits: Any = None, validate_args: bool | None = None
+    ) -> None:
+        self._categorical = Categorical(probs, logits)
+        batch_shape = self._categorical.batch_shape
+        event_shape = self._categorical.param_shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> OneHotCategorical:
+        new = self._get_checked_instance(OneHotCategorical, _instance)
+        batch_shape = Size(tuple(batch_shape))
+        new._categorical = self._categorical.expand(batch_shape)
+        super(OneHotCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def _param(self) -> Tensor:
+        return self._categorical._param
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def mean(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def mode(self) -> Tensor:
+        probs = self._categorical.probs
+        mode = probs.argmax(dim=-1)
+        return F.one_hot(mode, num_classes=probs.shape[-1]).to(probs.dtype)
+
+    @property
+    def variance(self) -> Tensor:
+        return self._categorical.probs * (1 - self._categorical.probs)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._categorical.param_shape
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        sample_shape = Size(tuple(sample_shape))
+        probs = self._categorical.probs
+        num_events = self._categorical._num_events
+        indices = self._categorical.sample(sample_shape)
+        return F.one_hot(indices, num_events).to(probs.dtype)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        indices = value.max(-1)[1]
+        return self._categorical.log_prob(indices)
+
+    def entropy(self) -> Tensor:
+        return self._categorical.entropy()
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        n = self.event_shape[0]
+        values = ops.eye(n, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
+        if expand:
+            values = values.expand((n, *self.batch_shape, n))
+        return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose rsample passes gradients to `probs` (the straight-through
+    estimator: the sample's value, the probabilities' gradient)."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
