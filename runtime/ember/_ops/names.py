@@ -150,3 +150,14 @@ LOGSUMEXP: Op = define(ops.LOGSUMEXP, composite=True)
 #: max_dim(values, indices, a, dim) and min_dim: keepdim form; indices int64, first extreme.
 MAX_DIM: Op = define(ops.MAX_DIM, composite=True)
 MIN_DIM: Op = define(ops.MIN_DIM, composite=True)
+#: layer_norm(out, mean, rstd, x, weight, bias, eps): x contiguous (rows, cols) floating,
+#: weight and bias (cols,) of x's dtype or None; out x's shape, mean and rstd (rows,):
+#: out = (x - mean) * rstd * weight + bias with rstd = 1 / sqrt(biased var + eps).
+LAYER_NORM: Op = define(ops.LAYER_NORM, composite=True)
+#: layer_norm_backward(grad_x, grad_weight, grad_bias, grad, x, mean, rstd, weight): grad and
+#: x contiguous (rows, cols); grad_weight, grad_bias (cols,) or None (not wanted); weight
+#: (cols,) or None. Every output is overwritten.
+LAYER_NORM_BACKWARD: Op = define(ops.LAYER_NORM_BACKWARD, composite=True)
+#: gelu_backward(grad_x, grad, x): every operand contiguous, floating, of one shape:
+#: grad_x = grad * (Phi(x) + x * phi(x)), the exact (erf) GELU's derivative.
+GELU_BACKWARD: Op = define(ops.GELU_BACKWARD, composite=True)

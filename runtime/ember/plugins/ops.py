@@ -82,3 +82,9 @@ STD: Final = "std"
 LOGSUMEXP: Final = "logsumexp"
 MAX_DIM: Final = "max_dim"
 MIN_DIM: Final = "min_dim"
+# Fused training composites (layer norm, GELU's derivative, causal attention): tensor-level
+# kernels a device or a kernel plugin may register; the composites run everywhere else.
+LAYER_NORM: Final = "layer_norm"
+LAYER_NORM_BACKWARD: Final = "layer_norm_backward"
+GELU_BACKWARD: Final = "gelu_backward"
+__all__ += ["GELU_BACKWARD", "LAYER_NORM", "LAYER_NORM_BACKWARD"]
