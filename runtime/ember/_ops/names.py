@@ -161,3 +161,10 @@ LAYER_NORM_BACKWARD: Op = define(ops.LAYER_NORM_BACKWARD, composite=True)
 #: gelu_backward(grad_x, grad, x): every operand contiguous, floating, of one shape:
 #: grad_x = grad * (Phi(x) + x * phi(x)), the exact (erf) GELU's derivative.
 GELU_BACKWARD: Op = define(ops.GELU_BACKWARD, composite=True)
+#: attention(out, lse, q, k, v, scale, is_causal): q (B, L, E), k (B, S, E), v (B, S, Ev)
+#: contiguous, one floating dtype; out (B, L, Ev) = softmax(q kᵀ · scale) v, where causal
+#: lets query i see keys j <= i; lse (B, L) each row's log-sum-exp of the scaled scores.
+ATTENTION: Op = define(ops.ATTENTION, composite=True)
+#: attention_backward(grad_q, grad_k, grad_v, grad_out, q, k, v, out, lse, scale, is_causal):
+#: the gradients of `attention` (every operand contiguous; each output overwritten).
+ATTENTION_BACKWARD: Op = define(ops.ATTENTION_BACKWARD, composite=True)

@@ -87,4 +87,6 @@ MIN_DIM: Final = "min_dim"
 LAYER_NORM: Final = "layer_norm"
 LAYER_NORM_BACKWARD: Final = "layer_norm_backward"
 GELU_BACKWARD: Final = "gelu_backward"
-__all__ += ["GELU_BACKWARD", "LAYER_NORM", "LAYER_NORM_BACKWARD"]
+ATTENTION: Final = "attention"
+ATTENTION_BACKWARD: Final = "attention_backward"
+__all__ += ["ATTENTION", "ATTENTION_BACKWARD", "GELU_BACKWARD", "LAYER_NORM", "LAYER_NORM_BACKWARD"]
