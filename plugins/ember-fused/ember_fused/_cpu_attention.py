@@ -3,8 +3,9 @@
 Per (batch·head) and query row, the keys stream by in tiles with an online softmax (the
 running maximum and sum rescale what came before), so no (L, S) score matrix is ever
 built: the forward keeps one tile of scores and each row's log-sum-exp, from which the
-backward recomputes the probabilities row by row. Keys and values are transposed once
-per head so that the score and dot-product loops run along contiguous keys (vectorised).
+backward recomputes the probabilities a block of 16 keys at a time. Keys and values are
+transposed once per head so that the score and dot-product loops run along contiguous
+keys (vectorised); the C is in `_cpu_attention_c`.
 float32 runs in C (OpenMP across heads); other dtypes compute the composite's formulas
 in ember ops.
 """
@@ -17,142 +18,9 @@ from typing import Any
 import ember
 from ember import Tensor
 from ember.plugins import ops
+from ember_fused._cpu_attention_c import SOURCE
 
 __all__ = ["KERNELS"]
-
-SOURCE = r"""
-#include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include "elementwise_math.h"
-
-#define TILE 64
-
-static void transpose(float *dst, const float *src, int64_t rows, int64_t cols) {
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++) dst[c * rows + r] = src[r * cols + c];
-}
-
-/* s[j] = scale * q . kt[:, j0 + j] for j < n: kt is (E, S). */
-static void scores(float *s, const float *q, const float *kt, int64_t e, int64_t src,
-                   int64_t j0, int64_t n, float scale) {
-    for (int64_t j = 0; j < n; j++) s[j] = 0.0f;
-    for (int64_t d = 0; d < e; d++) {
-        const float qd = q[d] * scale;
-        const float *row = kt + d * src + j0;
-        #pragma omp simd
-        for (int64_t j = 0; j < n; j++) s[j] += qd * row[j];
-    }
-}
-
-/* Returns 0, or -1 when scratch memory could not be had. */
-int attention_f32(float *out, float *lse, const float *q, const float *k, const float *v,
-                  int64_t heads, int64_t len, int64_t src, int64_t e, int64_t ev, float scale,
-                  int causal) {
-    int failed = 0;
-    #pragma omp parallel for schedule(static) reduction(| : failed)
-    for (int64_t h = 0; h < heads; h++) {
-        float *kt = malloc(sizeof(float) * (size_t)(e * src + ev + TILE));
-        if (!kt) { failed = 1; continue; }
-        float *acc = kt + e * src, *s = acc + ev;
-        const float *qh = q + h * len * e, *vh = v + h * src * ev;
-        transpose(kt, k + h * src * e, src, e);
-        for (int64_t i = 0; i < len; i++) {
-            const int64_t keys = causal ? (i + 1 < src ? i + 1 : src) : src;
-            float peak = -INFINITY, total = 0.0f;
-            for (int64_t d = 0; d < ev; d++) acc[d] = 0.0f;
-            for (int64_t j0 = 0; j0 < keys; j0 += TILE) {
-                const int64_t n = keys - j0 < TILE ? keys - j0 : TILE;
-                scores(s, qh + i * e, kt, e, src, j0, n, scale);
-                float tile_peak = peak;
-                for (int64_t j = 0; j < n; j++) tile_peak = s[j] > tile_peak ? s[j] : tile_peak;
-                const float rescale = peak == -INFINITY ? 0.0f : em_expf(peak - tile_peak);
-                float tile_total = 0.0f;
-                #pragma omp simd reduction(+ : tile_total)
-                for (int64_t j = 0; j < n; j++) {
-                    s[j] = em_expf(s[j] - tile_peak);
-                    tile_total += s[j];
-                }
-                total = total * rescale + tile_total;
-                for (int64_t d = 0; d < ev; d++) acc[d] *= rescale;
-                for (int64_t j = 0; j < n; j++) {
-                    const float p = s[j];
-                    const float *vr = vh + (j0 + j) * ev;
-                    #pragma omp simd
-                    for (int64_t d = 0; d < ev; d++) acc[d] += p * vr[d];
-                }
-                peak = tile_peak;
-            }
-            float *o = out + (h * len + i) * ev;
-            const float inverse = 1.0f / total;
-            for (int64_t d = 0; d < ev; d++) o[d] = acc[d] * inverse;
-            lse[h * len + i] = peak + logf(total);
-        }
-        free(kt);
-    }
-    return failed ? -1 : 0;
-}
-
-/* With p = exp(s - lse) recomputed per row and D = dO . O:
-   dV[j] += p_j dO_i; dp_j = dO_i . V_j; ds_j = p_j (dp_j - D); dQ_i = scale sum_j ds_j K_j;
-   dK_j += scale ds_j Q_i. */
-int attention_backward_f32(float *gq, float *gk, float *gv, const float *go, const float *q,
-                           const float *k, const float *v, const float *out, const float *lse,
-                           int64_t heads, int64_t len, int64_t src, int64_t e, int64_t ev,
-                           float scale, int causal) {
-    int failed = 0;
-    #pragma omp parallel for schedule(static) reduction(| : failed)
-    for (int64_t h = 0; h < heads; h++) {
-        float *kt = malloc(sizeof(float) * (size_t)(e * src + ev * src + 2 * src));
-        if (!kt) { failed = 1; continue; }
-        float *vt = kt + e * src, *p = vt + ev * src, *ds = p + src;
-        const float *qh = q + h * len * e, *kh = k + h * src * e, *vh = v + h * src * ev;
-        float *gqh = gq + h * len * e, *gkh = gk + h * src * e, *gvh = gv + h * src * ev;
-        transpose(kt, kh, src, e);
-        transpose(vt, vh, src, ev);
-        memset(gkh, 0, sizeof(float) * (size_t)(src * e));
-        memset(gvh, 0, sizeof(float) * (size_t)(src * ev));
-        for (int64_t i = 0; i < len; i++) {
-            const int64_t keys = causal ? (i + 1 < src ? i + 1 : src) : src;
-            const float *qi = qh + i * e, *goi = go + (h * len + i) * ev;
-            const float *oi = out + (h * len + i) * ev;
-            const float row_lse = lse[h * len + i];
-            float dot = 0.0f;
-            for (int64_t d = 0; d < ev; d++) dot += goi[d] * oi[d];
-            scores(p, qi, kt, e, src, 0, keys, scale);
-            #pragma omp simd
-            for (int64_t j = 0; j < keys; j++) p[j] = em_expf(p[j] - row_lse);
-            /* dp_j = dO_i . V_j along contiguous keys (vt is (Ev, S)). */
-            for (int64_t j = 0; j < keys; j++) ds[j] = 0.0f;
-            for (int64_t d = 0; d < ev; d++) {
-                const float g = goi[d];
-                const float *row = vt + d * src;
-                #pragma omp simd
-                for (int64_t j = 0; j < keys; j++) ds[j] += g * row[j];
-            }
-            #pragma omp simd
-            for (int64_t j = 0; j < keys; j++) ds[j] = p[j] * (ds[j] - dot) * scale;
-            float *gqi = gqh + i * e;
-            for (int64_t d = 0; d < e; d++) gqi[d] = 0.0f;
-            for (int64_t j = 0; j < keys; j++) {
-                const float pj = p[j], dsj = ds[j];
-                const float *kj = kh + j * e;
-                float *gkj = gkh + j * e, *gvj = gvh + j * ev;
-                #pragma omp simd
-                for (int64_t d = 0; d < e; d++) {
-                    gqi[d] += dsj * kj[d];
-                    gkj[d] += dsj * qi[d];
-                }
-                #pragma omp simd
-                for (int64_t d = 0; d < ev; d++) gvj[d] += pj * goi[d];
-            }
-        }
-        free(kt);
-    }
-    return failed ? -1 : 0;
-}
-"""
 
 _FUNCTIONS = ("attention_f32", "attention_backward_f32")
 

@@ -24,6 +24,8 @@ SHAPES: list[Shapes] = [
     ((2, 70, 16), (2, 150, 16), 6),  # S over two key tiles, Ev != E
     ((1, 9, 4), (1, 3, 4), 5),  # L > S: causal rows past S see every key
     ((1, 1), (4, 1), 2),  # 2-d operands, one query
+    ((2, 40, 16), (2, 37, 16), 32),  # the vectorised path: S not a multiple of 16
+    ((1, 5, 32), (1, 50, 32), 16),  # the vectorised path with L < S
 ]
 
 
