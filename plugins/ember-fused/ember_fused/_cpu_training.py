@@ -1,5 +1,6 @@
 """cpu kernels for the training composites Ember lets a plugin fuse: layer_norm (forward and
-backward) and the GELU derivative, registered under `ember.plugins.ops`' names.
+backward), the GELU derivative and cross-entropy over class indices (forward and
+backward), registered under `ember.plugins.ops`' names.
 
 float32 runs one C pass per row (OpenMP across rows); other dtypes compute the same
 formulas in ember ops and write the kernel's outputs, so every input stays correct.
@@ -109,9 +110,45 @@ void gelu_backward_f32(float *gx, const float *g, const float *x, int64_t n) {
         gx[i] = g[i] * (cdf + u * pdf);
     }
 }
+
+/* Per row: lse = log(sum(exp(x))) (max-shifted), loss = lse - x[target]. */
+void cross_entropy_f32(float *loss, float *lse, const float *x, const int64_t *target,
+                       int64_t rows, int64_t cols) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float peak = -INFINITY;
+        #pragma omp simd reduction(max : peak)
+        for (int64_t c = 0; c < cols; c++) peak = xr[c] > peak ? xr[c] : peak;
+        if (isinf(peak)) peak = 0.0f;
+        float total = 0.0f;
+        #pragma omp simd reduction(+ : total)
+        for (int64_t c = 0; c < cols; c++) total += em_expf(xr[c] - peak);
+        lse[r] = logf(total) + peak;
+        loss[r] = lse[r] - xr[target[r]];
+    }
+}
+
+/* gx = (exp(x - lse) - onehot(target)) * grad_rows[r * step] * scale, per row. */
+void cross_entropy_backward_f32(float *gx, const float *x, const int64_t *target,
+                                const float *lse, const float *grad_rows, int64_t step,
+                                float scale, int64_t rows, int64_t cols) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *gr = gx + r * cols;
+        const float l = lse[r], g = grad_rows[r * step] * scale;
+        #pragma omp simd
+        for (int64_t c = 0; c < cols; c++) gr[c] = em_expf(xr[c] - l) * g;
+        gr[target[r]] -= g;
+    }
+}
 """
 
-_FUNCTIONS = ("layer_norm_f32", "layer_norm_backward_f32", "gelu_backward_f32")
+_FUNCTIONS = (
+    "layer_norm_f32", "layer_norm_backward_f32", "gelu_backward_f32", "cross_entropy_f32",
+    "cross_entropy_backward_f32",
+)  # fmt: skip
 
 
 @functools.cache
@@ -198,9 +235,43 @@ def gelu_backward(grad_x: Tensor, grad: Tensor, x: Tensor) -> None:
     grad_x.copy_(grad * (cdf + x * pdf))
 
 
+def cross_entropy(losses: Tensor, lse: Tensor, x: Tensor, target: Tensor) -> None:
+    """The `cross_entropy` kernel: each row's loss and log-sum-exp."""
+    rows, cols = x.shape
+    if _f32(losses, lse, x) and target.is_contiguous() and target.storage_offset() == 0:
+        lib = _library()
+        lib.cross_entropy_f32(
+            lib.ptr(losses), lib.ptr(lse), lib.ptr(x), lib.ptr(target), rows, cols
+        )
+        return
+    row_lse = x.logsumexp(1)
+    lse.copy_(row_lse)
+    losses.copy_(row_lse - x.gather(1, target.unsqueeze(1)).squeeze(1))
+
+
+def cross_entropy_backward(
+    grad_x: Tensor, x: Tensor, target: Tensor, lse: Tensor, grad_rows: Tensor, scale: float
+) -> None:
+    """The `cross_entropy_backward` kernel: (softmax - one-hot) times each row's gradient."""
+    rows, cols = x.shape
+    dense = target.is_contiguous() and target.storage_offset() == 0
+    if _f32(grad_x, x, lse, grad_rows) and dense:
+        lib = _library()
+        lib.cross_entropy_backward_f32(
+            lib.ptr(grad_x), lib.ptr(x), lib.ptr(target), lib.ptr(lse), lib.ptr(grad_rows),
+            1 if grad_rows.numel() == rows else 0, scale, rows, cols,
+        )  # fmt: skip
+        return
+    probabilities = (x - lse.unsqueeze(1)).exp()
+    one_hot = ember.zeros_like(x).scatter_(1, target.unsqueeze(1), 1.0)
+    grad_x.copy_((probabilities - one_hot) * (grad_rows.unsqueeze(1) * scale))
+
+
 #: (op, kernel, priority) for the cpu device
 KERNELS = (
     (ops.LAYER_NORM, layer_norm, 0),
     (ops.LAYER_NORM_BACKWARD, layer_norm_backward, 0),
     (ops.GELU_BACKWARD, gelu_backward, 0),
+    (ops.CROSS_ENTROPY, cross_entropy, 0),
+    (ops.CROSS_ENTROPY_BACKWARD, cross_entropy_backward, 0),
 )

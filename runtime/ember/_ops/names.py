@@ -168,3 +168,10 @@ ATTENTION: Op = define(ops.ATTENTION, composite=True)
 #: attention_backward(grad_q, grad_k, grad_v, grad_out, q, k, v, out, lse, scale, is_causal):
 #: the gradients of `attention` (every operand contiguous; each output overwritten).
 ATTENTION_BACKWARD: Op = define(ops.ATTENTION_BACKWARD, composite=True)
+#: cross_entropy(losses, lse, x, target): x (N, C) contiguous floating, target (N,) int64
+#: with every entry in [0, C); lse[r] = log-sum-exp of row r, losses[r] = lse[r] - x[r, target[r]].
+CROSS_ENTROPY: Op = define(ops.CROSS_ENTROPY, composite=True)
+#: cross_entropy_backward(grad_x, x, target, lse, grad_rows, scale): grad_x (N, C) =
+#: (exp(x - lse) - one_hot(target)) * grad_rows[:, None] * scale, grad_rows (N,) or (1,)
+#: (one gradient for every row); every operand contiguous.
+CROSS_ENTROPY_BACKWARD: Op = define(ops.CROSS_ENTROPY_BACKWARD, composite=True)

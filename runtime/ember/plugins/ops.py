@@ -89,4 +89,14 @@ LAYER_NORM_BACKWARD: Final = "layer_norm_backward"
 GELU_BACKWARD: Final = "gelu_backward"
 ATTENTION: Final = "attention"
 ATTENTION_BACKWARD: Final = "attention_backward"
-__all__ += ["ATTENTION", "ATTENTION_BACKWARD", "GELU_BACKWARD", "LAYER_NORM", "LAYER_NORM_BACKWARD"]
+CROSS_ENTROPY: Final = "cross_entropy"
+CROSS_ENTROPY_BACKWARD: Final = "cross_entropy_backward"
+__all__ += [
+    "ATTENTION",
+    "ATTENTION_BACKWARD",
+    "CROSS_ENTROPY",
+    "CROSS_ENTROPY_BACKWARD",
+    "GELU_BACKWARD",
+    "LAYER_NORM",
+    "LAYER_NORM_BACKWARD",
+]
