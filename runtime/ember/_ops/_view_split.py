@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from ember._ops import shape_formulas as formulas
 from ember._ops._meta import wrap_dim
+from ember._ops._unbind_grad import record_unbind
 from ember._ops._view_geometry import int_tuple
 from ember._tensor import Tensor, make_view
 
@@ -65,7 +66,12 @@ def unbind(t: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     if not t._shape:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, len(t._shape), "unbind")
-    return tuple(_index(t, d, i) for i in range(t._shape[d]))
+    if t._autograd is None:
+        return tuple(_index(t, d, i) for i in range(t._shape[d]))
+    # One backward node for every piece (stacking), not one embedding per piece.
+    pieces = tuple(_index_view(t, d, i) for i in range(t._shape[d]))
+    record_unbind(t, pieces, d)
+    return pieces
 
 
 def _piece(t: Tensor, d: int, start: int, length: int) -> Tensor:
@@ -83,14 +89,19 @@ def _piece(t: Tensor, d: int, start: int, length: int) -> Tensor:
     return out
 
 
-def _index(t: Tensor, d: int, index: int) -> Tensor:
-    """`t` at the (checked, non-negative) `index` of dim `d`, without that dim."""
-    out = make_view(
+def _index_view(t: Tensor, d: int, index: int) -> Tensor:
+    """The view of `t` at `index` of dim `d`, without that dim, recording nothing."""
+    return make_view(
         t,
         t._offset + index * t._strides[d],
         t._shape[:d] + t._shape[d + 1 :],
         t._strides[:d] + t._strides[d + 1 :],
     )
+
+
+def _index(t: Tensor, d: int, index: int) -> Tensor:
+    """`t` at the (checked, non-negative) `index` of dim `d`, without that dim."""
+    out = _index_view(t, d, index)
     if t._autograd is not None:
         context = (t._shape, _index, (d, index))
         formulas.track("UnbindBackward", formulas.slice_backward, t, out, context)
