@@ -1,6 +1,6 @@
-"""unbind's single backward node (UnbindBackward0): the pieces' gradients stacked once,
-zeros where a piece got none; equal to PyTorch's, through views, double backward and an
-in-place change of a piece."""
+"""unbind's and split's single backward nodes (UnbindBackward0, SplitBackward0): the
+pieces' gradients stacked or concatenated once, zeros where a piece got none; equal to
+PyTorch's, through views, double backward and an in-place change of a piece."""
 
 from __future__ import annotations
 
@@ -66,3 +66,26 @@ def test_no_grad_and_plain_tensors_record_nothing() -> None:
         pieces = ember.ones(2, 3, requires_grad=True).unbind(1)
     assert all(p.grad_fn is None for p in pieces)
     assert ember.ones(2, 3).unbind(0)[0].grad_fn is None
+
+
+@pytest.mark.parametrize(("sizes", "dim"), [(2, 0), ([1, 0, 3], 1), ([4], -1)])
+def test_split_gradients_match_torch_with_unused_and_empty_pieces(sizes: object, dim: int) -> None:
+    x = RNG.normal(size=(4, 4))
+    results = []
+    for lib in (ember, torch):
+        t = lib.tensor(x, requires_grad=True)
+        pieces = t.split(sizes, dim)
+        (pieces[0] * 3).sum().backward()
+        results.append(np.asarray(t.grad.numpy()))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
+def test_split_double_backward_and_chunk() -> None:
+    t = ember.tensor(RNG.normal(size=(6, 2)), dtype=ember.float64, requires_grad=True)
+
+    def f(x: ember.Tensor) -> ember.Tensor:
+        a, b, c = x.chunk(3, 0)
+        return (a * c).sum() + (b**3).sum()
+
+    assert ember.autograd.gradcheck(f, (t,))
+    assert ember.autograd.gradgradcheck(f, (t,))
