@@ -12,6 +12,7 @@ from typing import Any
 
 from ember import _upper
 from ember._tensor import Tensor, empty_tensor
+from ember.autograd._graph import needs_grad
 
 __all__ = ["FORMULAS", "clamp_backward", "where_backward"]
 
@@ -110,18 +111,12 @@ def _gelu(node: Any, g: Tensor) -> Sequence[Any]:
     (x,) = node.saved
     fused = _upper.ops.names.GELU_BACKWARD.kernels.get(x._device.type)
     same = g._shape == x._shape and g._dtype is x._dtype
-    if fused is not None and same and not _needs_grad(g, x):
+    if fused is not None and same and not needs_grad(g, x):
         return (_fused_gelu_backward(fused, g, x),)
     ew, un = _ew(), _un()
     cdf = ew.mul(ew.add(un.erf(ew.mul(x, 1.0 / math.sqrt(2.0))), 1.0), 0.5)
     pdf = ew.mul(un.exp(ew.mul(ew.mul(x, x), -0.5)), 1.0 / math.sqrt(2.0 * math.pi))
     return (ew.mul(g, ew.add(cdf, ew.mul(x, pdf))),)
-
-
-def _needs_grad(*tensors: Tensor) -> bool:
-    from ember.autograd._graph import needs_grad  # below autograd; imported when first used
-
-    return needs_grad(*tensors)
 
 
 def _fused_gelu_backward(kernel: Any, g: Tensor, x: Tensor) -> Tensor:
