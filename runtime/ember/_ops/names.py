@@ -175,3 +175,8 @@ CROSS_ENTROPY: Op = define(ops.CROSS_ENTROPY, composite=True)
 #: (exp(x - lse) - one_hot(target)) * grad_rows[:, None] * scale, grad_rows (N,) or (1,)
 #: (one gradient for every row); every operand contiguous.
 CROSS_ENTROPY_BACKWARD: Op = define(ops.CROSS_ENTROPY_BACKWARD, composite=True)
+#: adam_step(params, grads, exp_avgs, exp_avg_sqs, step_sizes, bias_correction2_sqrts, lr,
+#: beta1, beta2, eps, weight_decay, decoupled): lists of dense tensors of one dtype, one
+#: float per parameter; PyTorch's Adam (decoupled: AdamW) update of each, in place, in the
+#: order adam.py computes it (the multi-tensor, `foreach`, path).
+ADAM_STEP: Op = define(ops.ADAM_STEP, composite=True)

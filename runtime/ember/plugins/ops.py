@@ -91,6 +91,7 @@ ATTENTION: Final = "attention"
 ATTENTION_BACKWARD: Final = "attention_backward"
 CROSS_ENTROPY: Final = "cross_entropy"
 CROSS_ENTROPY_BACKWARD: Final = "cross_entropy_backward"
+ADAM_STEP: Final = "adam_step"
 __all__ += [
     "ATTENTION",
     "ATTENTION_BACKWARD",
