@@ -13,6 +13,7 @@ in ember ops.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import ember
@@ -98,7 +99,7 @@ def attention_backward(
 
 
 #: (op, kernel, priority) for the cpu device
-KERNELS = (
+KERNELS: tuple[tuple[str, Callable[..., None], int], ...] = (
     (ops.ATTENTION, attention, 0),
     (ops.ATTENTION_BACKWARD, attention_backward, 0),
 )

@@ -9,7 +9,7 @@ give the same bits. Other dtypes run that loop's formulas in ember ops.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ember
@@ -119,4 +119,4 @@ def _adam_step_composite(
 
 
 #: (op, kernel, priority) for the cpu device
-KERNELS = ((ops.ADAM_STEP, adam_step, 0),)
+KERNELS: tuple[tuple[str, Callable[..., None], int], ...] = ((ops.ADAM_STEP, adam_step, 0),)

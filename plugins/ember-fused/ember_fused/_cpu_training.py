@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import ember
@@ -275,7 +276,7 @@ def cross_entropy_backward(
 
 
 #: (op, kernel, priority) for the cpu device
-KERNELS = (
+KERNELS: tuple[tuple[str, Callable[..., None], int], ...] = (
     (ops.LAYER_NORM, layer_norm, 0),
     (ops.LAYER_NORM_BACKWARD, layer_norm_backward, 0),
     (ops.GELU_BACKWARD, gelu_backward, 0),

@@ -63,12 +63,11 @@ def _backward(node: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     kernel = names.ATTENTION_BACKWARD.kernels.get(q._device.type)
     if needs_grad(grad) or kernel is None:
         # The composite; with create_graph, from the live inputs, so that it records the graph.
-        operands = [
-            shape_ops.reshape(t, q_like._shape) for t, q_like in zip(live, (q, k, v), strict=True)
-        ]
-        grads = _composite_backward(
-            g, *(operands if needs_grad(grad) else (q, k, v)), scale, is_causal
-        )
+        if needs_grad(grad):
+            q, k, v = (
+                shape_ops.reshape(t, like._shape) for t, like in zip(live, (q, k, v), strict=True)
+            )
+        grads: tuple[Tensor, ...] = _composite_backward(g, q, k, v, scale, is_causal)
     else:
         grads = tuple(empty_tensor(t._shape, t._dtype, t._device) for t in (q, k, v))
         kernel(*grads, g.contiguous(), q, k, v, out, lse, scale, is_causal)

@@ -53,6 +53,8 @@ def _backward(node: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     wanted = [node.needs_input_grad(i) for i in range(3)]
     rows, cols = x._shape
     kernel = names.LAYER_NORM_BACKWARD.kernels.get(x._device.type)
+    grad_weight: Tensor | None
+    grad_bias: Tensor | None
     if needs_grad(grad) or kernel is None:
         # The composite; with create_graph, from the live inputs, so that it records the graph.
         source = shape_ops.reshape(live_input, (rows, cols)) if needs_grad(grad) else x
