@@ -21,6 +21,7 @@ from typing import Any, Final
 from benchmarks.bench_core import CASES, Case
 from benchmarks.bench_kernels import KERNEL_CASES, custom_op_overhead
 from benchmarks.bench_training import TRAINING_CASES
+from benchmarks.bench_transformer import TRANSFORMER_CASES
 from benchmarks.environment import collect_environment, environment_notes, load_average
 from benchmarks.harness import Budget
 from benchmarks.libraries import LIBRARY_NAMES, Library, load_libraries, set_threads
@@ -39,7 +40,7 @@ RESULTS_DIRECTORY: Final = Path(__file__).resolve().parent / "results"
 _SCHEMA_VERSION: Final = 1
 SUITES: Final[dict[str, tuple[Case, ...]]] = {
     "core": CASES,
-    "training": TRAINING_CASES,
+    "training": TRAINING_CASES + TRANSFORMER_CASES,
     "kernels": KERNEL_CASES,
 }
 # Not a table of `Case`s: its own rows against pyopencl, and figures (opencl_suite.py).

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from ember._ops import shape_formulas as formulas
 from ember._ops._meta import wrap_dim
+from ember._ops._unbind_grad import record_split, record_unbind
 from ember._ops._view_geometry import int_tuple
 from ember._tensor import Tensor, make_view
 
@@ -40,9 +41,12 @@ def split(
         sections = tuple(min(step, size - i * step) for i in range(count))
     pieces = []
     start = 0
+    tracked = t._autograd is not None
     for length in sections:
-        pieces.append(_piece(t, d, start, length))
+        pieces.append(_piece_view(t, d, start, length) if tracked else _piece(t, d, start, length))
         start += length
+    if tracked:  # one backward node for every piece (concatenating), not one per piece
+        record_split(t, pieces, d)
     return tuple(pieces)
 
 
@@ -65,17 +69,27 @@ def unbind(t: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     if not t._shape:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, len(t._shape), "unbind")
-    return tuple(_index(t, d, i) for i in range(t._shape[d]))
+    if t._autograd is None:
+        return tuple(_index(t, d, i) for i in range(t._shape[d]))
+    # One backward node for every piece (stacking), not one embedding per piece.
+    pieces = tuple(_index_view(t, d, i) for i in range(t._shape[d]))
+    record_unbind(t, pieces, d)
+    return pieces
 
 
-def _piece(t: Tensor, d: int, start: int, length: int) -> Tensor:
-    """`t` cut to [start, start + length) along the (checked, non-negative) dim `d`."""
-    out = make_view(
+def _piece_view(t: Tensor, d: int, start: int, length: int) -> Tensor:
+    """The view of `t` cut to [start, start + length) along dim `d`, recording nothing."""
+    return make_view(
         t,
         t._offset + start * t._strides[d],
         (*t._shape[:d], length, *t._shape[d + 1 :]),
         t._strides,
     )
+
+
+def _piece(t: Tensor, d: int, start: int, length: int) -> Tensor:
+    """`t` cut to [start, start + length) along the (checked, non-negative) dim `d`."""
+    out = _piece_view(t, d, start, length)
     if t._autograd is not None:
         # Each piece records its own node: its gradient is embedded back into t's shape.
         context = (t._shape, _piece, (d, start, length))
@@ -83,14 +97,19 @@ def _piece(t: Tensor, d: int, start: int, length: int) -> Tensor:
     return out
 
 
-def _index(t: Tensor, d: int, index: int) -> Tensor:
-    """`t` at the (checked, non-negative) `index` of dim `d`, without that dim."""
-    out = make_view(
+def _index_view(t: Tensor, d: int, index: int) -> Tensor:
+    """The view of `t` at `index` of dim `d`, without that dim, recording nothing."""
+    return make_view(
         t,
         t._offset + index * t._strides[d],
         t._shape[:d] + t._shape[d + 1 :],
         t._strides[:d] + t._strides[d + 1 :],
     )
+
+
+def _index(t: Tensor, d: int, index: int) -> Tensor:
+    """`t` at the (checked, non-negative) `index` of dim `d`, without that dim."""
+    out = _index_view(t, d, index)
     if t._autograd is not None:
         context = (t._shape, _index, (d, index))
         formulas.track("UnbindBackward", formulas.slice_backward, t, out, context)

@@ -179,3 +179,33 @@ LOGSUMEXP: Op = define(ops.LOGSUMEXP, composite=True)
 #: max_dim(values, indices, a, dim) and min_dim: keepdim form; indices int64, first extreme.
 MAX_DIM: Op = define(ops.MAX_DIM, composite=True)
 MIN_DIM: Op = define(ops.MIN_DIM, composite=True)
+#: layer_norm(out, mean, rstd, x, weight, bias, eps): x contiguous (rows, cols) floating,
+#: weight and bias (cols,) of x's dtype or None; out x's shape, mean and rstd (rows,):
+#: out = (x - mean) * rstd * weight + bias with rstd = 1 / sqrt(biased var + eps).
+LAYER_NORM: Op = define(ops.LAYER_NORM, composite=True)
+#: layer_norm_backward(grad_x, grad_weight, grad_bias, grad, x, mean, rstd, weight): grad and
+#: x contiguous (rows, cols); grad_weight, grad_bias (cols,) or None (not wanted); weight
+#: (cols,) or None. Every output is overwritten.
+LAYER_NORM_BACKWARD: Op = define(ops.LAYER_NORM_BACKWARD, composite=True)
+#: gelu_backward(grad_x, grad, x): every operand contiguous, floating, of one shape:
+#: grad_x = grad * (Phi(x) + x * phi(x)), the exact (erf) GELU's derivative.
+GELU_BACKWARD: Op = define(ops.GELU_BACKWARD, composite=True)
+#: attention(out, lse, q, k, v, scale, is_causal): q (B, L, E), k (B, S, E), v (B, S, Ev)
+#: contiguous, one floating dtype; out (B, L, Ev) = softmax(q kᵀ · scale) v, where causal
+#: lets query i see keys j <= i; lse (B, L) each row's log-sum-exp of the scaled scores.
+ATTENTION: Op = define(ops.ATTENTION, composite=True)
+#: attention_backward(grad_q, grad_k, grad_v, grad_out, q, k, v, out, lse, scale, is_causal):
+#: the gradients of `attention` (every operand contiguous; each output overwritten).
+ATTENTION_BACKWARD: Op = define(ops.ATTENTION_BACKWARD, composite=True)
+#: cross_entropy(losses, lse, x, target): x (N, C) contiguous floating, target (N,) int64
+#: with every entry in [0, C); lse[r] = log-sum-exp of row r, losses[r] = lse[r] - x[r, target[r]].
+CROSS_ENTROPY: Op = define(ops.CROSS_ENTROPY, composite=True)
+#: cross_entropy_backward(grad_x, x, target, lse, grad_rows, scale): grad_x (N, C) =
+#: (exp(x - lse) - one_hot(target)) * grad_rows[:, None] * scale, grad_rows (N,) or (1,)
+#: (one gradient for every row); every operand contiguous.
+CROSS_ENTROPY_BACKWARD: Op = define(ops.CROSS_ENTROPY_BACKWARD, composite=True)
+#: adam_step(params, grads, exp_avgs, exp_avg_sqs, step_sizes, bias_correction2_sqrts, lr,
+#: beta1, beta2, eps, weight_decay, decoupled): lists of dense tensors of one dtype, one
+#: float per parameter; PyTorch's Adam (decoupled: AdamW) update of each, in place, in the
+#: order adam.py computes it (the multi-tensor, `foreach`, path).
+ADAM_STEP: Op = define(ops.ADAM_STEP, composite=True)

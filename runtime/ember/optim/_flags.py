@@ -1,9 +1,11 @@
 """The flags every PyTorch optimizer takes beside its formula's options.
 
 `foreach`, `capturable`, `differentiable` and `fused` are accepted and kept in each group (so
-state dicts have PyTorch's layout), and change nothing here: ember's steps always run under
-no_grad with the step counters on the host, which is PyTorch's default, non-capturable path;
-the per-tensor loop is the only implementation, so `foreach` selects nothing.
+state dicts have PyTorch's layout): ember's steps always run under no_grad with the step
+counters on the host, which is PyTorch's default, non-capturable path. `foreach` is
+honoured where a multi-tensor kernel exists: Adam and AdamW hand a whole group to a
+device's fused `adam_step` unless `foreach=False` (optim/_multi_tensor_adam.py); elsewhere
+the per-tensor loop is the only implementation.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from typing import Any
 
 from ember._ops import add, copy_, maximum, sqrt, zeros_like
 from ember.optim._flags import flags
+from ember.optim._multi_tensor_adam import fused_adam_group
 from ember.optim._updates import addcdiv_, addcmul_, lerp_
 from ember.optim.optimizer import Optimizer, ParamsT, _step_tensor
 
@@ -56,6 +57,8 @@ class Adam(Optimizer):
         loss = self._evaluate(closure)
         state = self.state
         for group in self.param_groups:
+            if fused_adam_group(self, group):  # a device's multi-tensor kernel
+                continue
             lr = group["lr"]
             beta1, beta2 = group["betas"]
             eps = group["eps"]

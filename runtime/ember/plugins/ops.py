@@ -100,3 +100,22 @@ STD: Final = "std"
 LOGSUMEXP: Final = "logsumexp"
 MAX_DIM: Final = "max_dim"
 MIN_DIM: Final = "min_dim"
+# Fused training composites (layer norm, GELU's derivative, causal attention): tensor-level
+# kernels a device or a kernel plugin may register; the composites run everywhere else.
+LAYER_NORM: Final = "layer_norm"
+LAYER_NORM_BACKWARD: Final = "layer_norm_backward"
+GELU_BACKWARD: Final = "gelu_backward"
+ATTENTION: Final = "attention"
+ATTENTION_BACKWARD: Final = "attention_backward"
+CROSS_ENTROPY: Final = "cross_entropy"
+CROSS_ENTROPY_BACKWARD: Final = "cross_entropy_backward"
+ADAM_STEP: Final = "adam_step"
+__all__ += [
+    "ATTENTION",
+    "ATTENTION_BACKWARD",
+    "CROSS_ENTROPY",
+    "CROSS_ENTROPY_BACKWARD",
+    "GELU_BACKWARD",
+    "LAYER_NORM",
+    "LAYER_NORM_BACKWARD",
+]

@@ -12,6 +12,7 @@ from ember._ops import shape as shape_ops
 from ember._tensor import Tensor
 from ember.nn.functional._activation import softmax
 from ember.nn.functional._dropout import dropout
+from ember.nn.functional._fused_attention import fused_attention
 from ember.nn.functional._linear import linear
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
@@ -55,6 +56,10 @@ def scaled_dot_product_attention(
     if enable_gqa and query.ndim >= 3 and key._shape[-3] != query._shape[-3]:
         key = _repeat_heads(key, query._shape[-3] // key._shape[-3])
         value = _repeat_heads(value, query._shape[-3] // value._shape[-3])
+    if attn_mask is None and dropout_p == 0.0:  # a device's fused kernel, when it has one
+        fused = fused_attention(query, key, value, is_causal, factor)
+        if fused is not None:
+            return fused
     scores = ew.mul(linalg.matmul(query, shape_ops.transpose(key, -2, -1)), factor)
     if is_causal:
         allowed = _causal_mask(length, source, query)

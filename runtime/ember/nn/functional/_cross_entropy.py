@@ -20,6 +20,7 @@ from ember.autograd._graph import needs_grad, record
 from ember.autograd._node import FormulaNode
 from ember.nn.functional import _reduction
 from ember.nn.functional._activation import log_softmax
+from ember.nn.functional._fused_cross_entropy import fused_cross_entropy
 
 __all__ = ["cross_entropy", "nll_loss"]
 
@@ -235,6 +236,12 @@ def cross_entropy(
     if input.ndim < 1:
         raise ValueError("Expected 1 or more dimensions (got 0)")
     class_dim = 0 if input.ndim == 1 else 1
+    if weight is None and label_smoothing == 0.0 and target._shape != input._shape:
+        fused = fused_cross_entropy(
+            input, target, ignore_index, how
+        )  # a device's kernel, when it has one
+        if fused is not None:
+            return fused
     logp = log_softmax(input, class_dim)
     if target._shape == input._shape:
         # Same shape as the input: class probabilities (PyTorch decides by shape too).

@@ -1,0 +1,105 @@
+"""A flash-style cpu kernel for Ember's fusable `attention` composite, forward and backward.
+
+Per (batch·head) and query row, the keys stream by in tiles with an online softmax (the
+running maximum and sum rescale what came before), so no (L, S) score matrix is ever
+built: the forward keeps one tile of scores and each row's log-sum-exp, from which the
+backward recomputes the probabilities a block of 16 keys at a time. Keys and values are
+transposed once per head so that the score and dot-product loops run along contiguous
+keys (vectorised); the C is in `_cpu_attention_c`.
+float32 runs in C (OpenMP across heads); other dtypes compute the composite's formulas
+in ember ops.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import ember
+from ember import Tensor
+from ember.plugins import ops
+from ember_fused._cpu_attention_c import SOURCE
+
+__all__ = ["KERNELS"]
+
+_FUNCTIONS = ("attention_f32", "attention_backward_f32")
+
+
+@functools.cache
+def _library() -> Any:
+    import ember_cpu  # the cpu device's compiler; only needed once a cpu kernel runs
+
+    return ember_cpu.load_inline(SOURCE, functions=_FUNCTIONS, name="ember_fused_attention")
+
+
+def _f32(*tensors: Tensor) -> bool:
+    return all(
+        t.dtype == ember.float32 and t.is_contiguous() and t.storage_offset() == 0 for t in tensors
+    )
+
+
+def _geometry(q: Tensor, k: Tensor, v: Tensor) -> tuple[int, int, int, int, int]:
+    heads, length, width = q.shape
+    return heads, length, k.shape[1], width, v.shape[2]
+
+
+def _check(status: int, op: str) -> None:
+    if status:
+        raise MemoryError(f"{op}: out of memory for the per-head scratch buffers")
+
+
+def _probabilities(q: Tensor, k: Tensor, scale: float, is_causal: bool) -> Tensor:
+    scores = (q @ k.transpose(-2, -1)) * scale
+    if is_causal:
+        rows, columns = scores.shape[-2:]
+        allowed = ember.ones(rows, columns, dtype=ember.bool, device=q.device).tril()
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    return scores
+
+
+def attention(
+    out: Tensor, lse: Tensor, q: Tensor, k: Tensor, v: Tensor, scale: float, is_causal: bool
+) -> None:
+    """The `attention` kernel: out and lse written."""
+    if _f32(out, lse, q, k, v):
+        lib = _library()
+        status = lib.attention_f32(
+            lib.ptr(out), lib.ptr(lse), lib.ptr(q), lib.ptr(k), lib.ptr(v),
+            *_geometry(q, k, v), scale, int(is_causal),
+        )  # fmt: skip
+        _check(status, "attention")
+        return
+    scores = _probabilities(q, k, scale, is_causal)
+    row_lse = scores.logsumexp(-1, keepdim=True)
+    out.copy_((scores - row_lse).exp() @ v)
+    lse.copy_(row_lse.squeeze(-1))
+
+
+def attention_backward(
+    grad_q: Tensor, grad_k: Tensor, grad_v: Tensor, grad_out: Tensor, q: Tensor, k: Tensor,
+    v: Tensor, out: Tensor, lse: Tensor, scale: float, is_causal: bool,
+) -> None:  # fmt: skip
+    """The `attention_backward` kernel: the three gradients overwritten."""
+    if _f32(grad_q, grad_k, grad_v, grad_out, q, k, v, out, lse):
+        lib = _library()
+        status = lib.attention_backward_f32(
+            lib.ptr(grad_q), lib.ptr(grad_k), lib.ptr(grad_v), lib.ptr(grad_out), lib.ptr(q),
+            lib.ptr(k), lib.ptr(v), lib.ptr(out), lib.ptr(lse), *_geometry(q, k, v), scale,
+            int(is_causal),
+        )  # fmt: skip
+        _check(status, "attention_backward")
+        return
+    p = (_probabilities(q, k, scale, is_causal) - lse.unsqueeze(-1)).exp()
+    grad_v.copy_(p.transpose(-2, -1) @ grad_out)
+    row_dot = (grad_out * out).sum(-1, keepdim=True)
+    grad_scores = p * (grad_out @ v.transpose(-2, -1) - row_dot) * scale
+    grad_q.copy_(grad_scores @ k)
+    grad_k.copy_(grad_scores.transpose(-2, -1) @ q)
+
+
+#: (op, kernel, priority) for the cpu device
+KERNELS: tuple[tuple[str, Callable[..., None], int], ...] = (
+    (ops.ATTENTION, attention, 0),
+    (ops.ATTENTION_BACKWARD, attention_backward, 0),
+)

@@ -1,0 +1,350 @@
+"""The C of the flash-style cpu attention kernels (compiled by `_cpu_attention`).
+
+Two paths: head widths that are multiples of 16 (at most 128) run on 16-float vectors,
+every inner loop one load and one multiply-add into registers; any other width runs the
+general loops, vectorised by the compiler where it can.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SOURCE"]
+
+SOURCE = r"""
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elementwise_math.h"
+
+#define TILE 64
+
+static void transpose(float *dst, const float *src, int64_t rows, int64_t cols) {
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) dst[c * rows + r] = src[r * cols + c];
+}
+
+/* s[j] = scale * q . kt[:, j0 + j] for j < n: kt is (E, S). */
+static void scores(float *s, const float *q, const float *kt, int64_t e, int64_t src,
+                   int64_t j0, int64_t n, float scale) {
+    for (int64_t j = 0; j < n; j++) s[j] = 0.0f;
+    for (int64_t d = 0; d < e; d++) {
+        const float qd = q[d] * scale;
+        const float *row = kt + d * src + j0;
+        #pragma omp simd
+        for (int64_t j = 0; j < n; j++) s[j] += qd * row[j];
+    }
+}
+
+/* ---- the fast path: head widths E and Ev multiples of 16, at most 128 ----------------
+   16 keys at a time as one vector (GCC vector extensions, any x86-64 target), so every
+   inner loop is one load and one multiply-add into registers. Keys and values are
+   transposed and zero-padded to a multiple of 16 once per head. */
+typedef float v16 __attribute__((vector_size(64), aligned(4)));
+#define LANES 16
+#define MAXV 8
+
+static inline v16 load16(const float *p) { return *(const v16 *)p; }
+static inline void store16(float *p, v16 x) { *(v16 *)p = x; }
+static inline v16 splat(float x) { return (v16){0} + x; }
+
+static void transpose_padded(float *dst, const float *src, int64_t rows, int64_t cols,
+                             int64_t padded) {
+    for (int64_t c = 0; c < cols; c++) {
+        for (int64_t r = 0; r < rows; r++) dst[c * padded + r] = src[r * cols + c];
+        for (int64_t r = rows; r < padded; r++) dst[c * padded + r] = 0.0f;
+    }
+}
+
+/* sum over d < n (a multiple of 4) of x[d] * rows[d * stride : + 16], in four independent
+   chains so that the multiply-adds' latency overlaps. */
+static inline v16 dot16(const float *x, const float *rows, int64_t n, int64_t stride) {
+    v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    for (int64_t d = 0; d < n; d += 4) {
+        a0 += splat(x[d]) * load16(rows + d * stride);
+        a1 += splat(x[d + 1]) * load16(rows + (d + 1) * stride);
+        a2 += splat(x[d + 2]) * load16(rows + (d + 2) * stride);
+        a3 += splat(x[d + 3]) * load16(rows + (d + 3) * stride);
+    }
+    return (a0 + a1) + (a2 + a3);
+}
+
+/* 16 scores of query q against keys j0..j0+15 (kt (E, padded)), scaled. */
+static inline v16 score16(const float *q, const float *kt, int64_t e, int64_t padded,
+                          int64_t j0, float scale) {
+    return dot16(q, kt + j0, e, padded) * scale;
+}
+
+static int fast_shape(int64_t e, int64_t ev) {
+    return e % LANES == 0 && ev % LANES == 0 && e <= LANES * MAXV && ev <= LANES * MAXV;
+}
+
+static int attention_fast(float *out, float *lse, const float *q, const float *k,
+                          const float *v, int64_t heads, int64_t len, int64_t src, int64_t e,
+                          int64_t ev, float scale, int causal) {
+    const int64_t padded = (src + LANES - 1) / LANES * LANES, nv = ev / LANES;
+    int failed = 0;
+    #pragma omp parallel for schedule(static) reduction(| : failed)
+    for (int64_t h = 0; h < heads; h++) {
+        float *kt = malloc(sizeof(float) * (size_t)(e * padded));
+        if (!kt) { failed = 1; continue; }
+        const float *qh = q + h * len * e, *vh = v + h * src * ev;
+        transpose_padded(kt, k + h * src * e, src, e, padded);
+        for (int64_t i = 0; i < len; i++) {
+            const int64_t keys = causal ? (i + 1 < src ? i + 1 : src) : src;
+            v16 o[MAXV];
+            for (int64_t t = 0; t < nv; t++) o[t] = (v16){0};
+            float peak = -INFINITY, total = 0.0f;
+            for (int64_t j0 = 0; j0 < keys; j0 += LANES) {
+                const int64_t n = keys - j0 < LANES ? keys - j0 : LANES;
+                float s[LANES], p[LANES];
+                store16(s, score16(qh + i * e, kt, e, padded, j0, scale));
+                float block_peak = peak;
+                #pragma omp simd reduction(max : block_peak)
+                for (int c = 0; c < LANES; c++)
+                    block_peak = c < n && s[c] > block_peak ? s[c] : block_peak;
+                if (block_peak > peak) {
+                    const float rescale = peak == -INFINITY ? 0.0f : em_expf(peak - block_peak);
+                    total *= rescale;
+                    for (int64_t t = 0; t < nv; t++) o[t] *= rescale;
+                    peak = block_peak;
+                }
+                float block_total = 0.0f;
+                #pragma omp simd reduction(+ : block_total)
+                for (int c = 0; c < LANES; c++) {
+                    const float x = em_expf(s[c] - peak);
+                    p[c] = c < n ? x : 0.0f;
+                    block_total += p[c];
+                }
+                total += block_total;
+                /* Pairs of keys into two sets of sums: twice the independent chains. */
+                v16 o2[MAXV];
+                for (int64_t t = 0; t < nv; t++) o2[t] = (v16){0};
+                int64_t c = 0;
+                for (; c + 1 < n; c += 2) {
+                    const float *vr = vh + (j0 + c) * ev;
+                    for (int64_t t = 0; t < nv; t++) {
+                        o[t] += splat(p[c]) * load16(vr + t * LANES);
+                        o2[t] += splat(p[c + 1]) * load16(vr + ev + t * LANES);
+                    }
+                }
+                if (c < n)
+                    for (int64_t t = 0; t < nv; t++)
+                        o[t] += splat(p[c]) * load16(vh + (j0 + c) * ev + t * LANES);
+                for (int64_t t = 0; t < nv; t++) o[t] += o2[t];
+            }
+            float *row = out + (h * len + i) * ev;
+            const float inverse = 1.0f / total;
+            for (int64_t t = 0; t < nv; t++) store16(row + t * LANES, o[t] * inverse);
+            lse[h * len + i] = peak + logf(total);
+        }
+        free(kt);
+    }
+    return failed ? -1 : 0;
+}
+
+/* Per block of 16 keys: one pass over the queries that see them stores P and dS (rows of
+   16) and adds dS K into dQ; a second pass over the block's keys sums dK = dS^T Q and
+   dV = P^T dO in registers. */
+static int attention_backward_fast(float *gq, float *gk, float *gv, const float *go,
+                                   const float *q, const float *k, const float *v,
+                                   const float *out, const float *lse, int64_t heads,
+                                   int64_t len, int64_t src, int64_t e, int64_t ev,
+                                   float scale, int causal) {
+    const int64_t padded = (src + LANES - 1) / LANES * LANES;
+    const int64_t ne = e / LANES, nv = ev / LANES;
+    int failed = 0;
+    #pragma omp parallel for schedule(static) reduction(| : failed)
+    for (int64_t h = 0; h < heads; h++) {
+        float *kt = malloc(sizeof(float) * (size_t)((e + ev) * padded + 3 * len * LANES + len));
+        if (!kt) { failed = 1; continue; }
+        float *vt = kt + e * padded, *pb = vt + ev * padded, *dsb = pb + len * LANES;
+        float *dot = dsb + len * LANES;
+        const float *qh = q + h * len * e, *kh = k + h * src * e, *vh = v + h * src * ev;
+        const float *goh = go + h * len * ev, *oh = out + h * len * ev, *lh = lse + h * len;
+        float *gqh = gq + h * len * e, *gkh = gk + h * src * e, *gvh = gv + h * src * ev;
+        transpose_padded(kt, kh, src, e, padded);
+        transpose_padded(vt, vh, src, ev, padded);
+        for (int64_t i = 0; i < len; i++) {
+            v16 acc = {0};
+            for (int64_t t = 0; t < nv; t++)
+                acc += load16(goh + i * ev + t * LANES) * load16(oh + i * ev + t * LANES);
+            float sum = 0.0f;
+            for (int c = 0; c < LANES; c++) sum += acc[c];
+            dot[i] = sum;
+        }
+        memset(gqh, 0, sizeof(float) * (size_t)(len * e));
+        for (int64_t j0 = 0; j0 < src; j0 += LANES) {
+            const int64_t n = src - j0 < LANES ? src - j0 : LANES;
+            const int64_t first = causal ? (j0 < len ? j0 : len) : 0;
+            for (int64_t i = first; i < len; i++) {
+                const int64_t visible = causal ? i + 1 - j0 : n;
+                const int64_t m = visible < n ? visible : n;
+                float p[LANES], ds[LANES];
+                store16(p, score16(qh + i * e, kt, e, padded, j0, scale));
+                float dps[LANES];
+                store16(dps, dot16(goh + i * ev, vt + j0, ev, padded));
+                const float row_lse = lh[i], row_dot = dot[i];
+                #pragma omp simd
+                for (int c = 0; c < LANES; c++) {
+                    const float x = em_expf(p[c] - row_lse);
+                    p[c] = c < m ? x : 0.0f;
+                    ds[c] = p[c] * (dps[c] - row_dot) * scale;
+                }
+                store16(pb + i * LANES, load16(p));
+                store16(dsb + i * LANES, load16(ds));
+                v16 dq[MAXV];
+                for (int64_t t = 0; t < ne; t++) dq[t] = load16(gqh + i * e + t * LANES);
+                for (int64_t c = 0; c < m; c++)
+                    for (int64_t t = 0; t < ne; t++)
+                        dq[t] += splat(ds[c]) * load16(kh + (j0 + c) * e + t * LANES);
+                for (int64_t t = 0; t < ne; t++) store16(gqh + i * e + t * LANES, dq[t]);
+            }
+            /* Two keys at a time: independent chains, and each Q and dO row loaded once for
+               both. A query before a key (causal) has p = ds = 0 there, so the pair may
+               start at the first key's first query. */
+            for (int64_t c = 0; c < n; c += 2) {
+                const int64_t pair = c + 1 < n ? 2 : 1;
+                v16 dk[2][MAXV], dv[2][MAXV];
+                for (int64_t t = 0; t < ne; t++) dk[0][t] = dk[1][t] = (v16){0};
+                for (int64_t t = 0; t < nv; t++) dv[0][t] = dv[1][t] = (v16){0};
+                const int64_t start = causal ? (j0 + c < len ? j0 + c : len) : 0;
+                for (int64_t i = start; i < len; i++) {
+                    const float *ds_row = dsb + i * LANES + c, *p_row = pb + i * LANES + c;
+                    const v16 ds0 = splat(ds_row[0]), ds1 = splat(ds_row[1]);
+                    const v16 p0 = splat(p_row[0]), p1 = splat(p_row[1]);
+                    for (int64_t t = 0; t < ne; t++) {
+                        const v16 x = load16(qh + i * e + t * LANES);
+                        dk[0][t] += ds0 * x;
+                        dk[1][t] += ds1 * x;
+                    }
+                    for (int64_t t = 0; t < nv; t++) {
+                        const v16 x = load16(goh + i * ev + t * LANES);
+                        dv[0][t] += p0 * x;
+                        dv[1][t] += p1 * x;
+                    }
+                }
+                for (int64_t u = 0; u < pair; u++) {
+                    for (int64_t t = 0; t < ne; t++)
+                        store16(gkh + (j0 + c + u) * e + t * LANES, dk[u][t]);
+                    for (int64_t t = 0; t < nv; t++)
+                        store16(gvh + (j0 + c + u) * ev + t * LANES, dv[u][t]);
+                }
+            }
+        }
+        free(kt);
+    }
+    return failed ? -1 : 0;
+}
+
+/* Returns 0, or -1 when scratch memory could not be had. */
+int attention_f32(float *out, float *lse, const float *q, const float *k, const float *v,
+                  int64_t heads, int64_t len, int64_t src, int64_t e, int64_t ev, float scale,
+                  int causal) {
+    if (fast_shape(e, ev))
+        return attention_fast(out, lse, q, k, v, heads, len, src, e, ev, scale, causal);
+    int failed = 0;
+    #pragma omp parallel for schedule(static) reduction(| : failed)
+    for (int64_t h = 0; h < heads; h++) {
+        float *kt = malloc(sizeof(float) * (size_t)(e * src + ev + TILE));
+        if (!kt) { failed = 1; continue; }
+        float *acc = kt + e * src, *s = acc + ev;
+        const float *qh = q + h * len * e, *vh = v + h * src * ev;
+        transpose(kt, k + h * src * e, src, e);
+        for (int64_t i = 0; i < len; i++) {
+            const int64_t keys = causal ? (i + 1 < src ? i + 1 : src) : src;
+            float peak = -INFINITY, total = 0.0f;
+            for (int64_t d = 0; d < ev; d++) acc[d] = 0.0f;
+            for (int64_t j0 = 0; j0 < keys; j0 += TILE) {
+                const int64_t n = keys - j0 < TILE ? keys - j0 : TILE;
+                scores(s, qh + i * e, kt, e, src, j0, n, scale);
+                float tile_peak = peak;
+                for (int64_t j = 0; j < n; j++) tile_peak = s[j] > tile_peak ? s[j] : tile_peak;
+                const float rescale = peak == -INFINITY ? 0.0f : em_expf(peak - tile_peak);
+                float tile_total = 0.0f;
+                #pragma omp simd reduction(+ : tile_total)
+                for (int64_t j = 0; j < n; j++) {
+                    s[j] = em_expf(s[j] - tile_peak);
+                    tile_total += s[j];
+                }
+                total = total * rescale + tile_total;
+                for (int64_t d = 0; d < ev; d++) acc[d] *= rescale;
+                for (int64_t j = 0; j < n; j++) {
+                    const float p = s[j];
+                    const float *vr = vh + (j0 + j) * ev;
+                    #pragma omp simd
+                    for (int64_t d = 0; d < ev; d++) acc[d] += p * vr[d];
+                }
+                peak = tile_peak;
+            }
+            float *o = out + (h * len + i) * ev;
+            const float inverse = 1.0f / total;
+            for (int64_t d = 0; d < ev; d++) o[d] = acc[d] * inverse;
+            lse[h * len + i] = peak + logf(total);
+        }
+        free(kt);
+    }
+    return failed ? -1 : 0;
+}
+
+/* With p = exp(s - lse) recomputed per row and D = dO . O:
+   dV[j] += p_j dO_i; dp_j = dO_i . V_j; ds_j = p_j (dp_j - D); dQ_i = scale sum_j ds_j K_j;
+   dK_j += scale ds_j Q_i. */
+int attention_backward_f32(float *gq, float *gk, float *gv, const float *go, const float *q,
+                           const float *k, const float *v, const float *out, const float *lse,
+                           int64_t heads, int64_t len, int64_t src, int64_t e, int64_t ev,
+                           float scale, int causal) {
+    if (fast_shape(e, ev))
+        return attention_backward_fast(gq, gk, gv, go, q, k, v, out, lse, heads, len, src, e,
+                                       ev, scale, causal);
+    int failed = 0;
+    #pragma omp parallel for schedule(static) reduction(| : failed)
+    for (int64_t h = 0; h < heads; h++) {
+        float *kt = malloc(sizeof(float) * (size_t)(e * src + ev * src + 2 * src));
+        if (!kt) { failed = 1; continue; }
+        float *vt = kt + e * src, *p = vt + ev * src, *ds = p + src;
+        const float *qh = q + h * len * e, *kh = k + h * src * e, *vh = v + h * src * ev;
+        float *gqh = gq + h * len * e, *gkh = gk + h * src * e, *gvh = gv + h * src * ev;
+        transpose(kt, kh, src, e);
+        transpose(vt, vh, src, ev);
+        memset(gkh, 0, sizeof(float) * (size_t)(src * e));
+        memset(gvh, 0, sizeof(float) * (size_t)(src * ev));
+        for (int64_t i = 0; i < len; i++) {
+            const int64_t keys = causal ? (i + 1 < src ? i + 1 : src) : src;
+            const float *qi = qh + i * e, *goi = go + (h * len + i) * ev;
+            const float *oi = out + (h * len + i) * ev;
+            const float row_lse = lse[h * len + i];
+            float dot = 0.0f;
+            for (int64_t d = 0; d < ev; d++) dot += goi[d] * oi[d];
+            scores(p, qi, kt, e, src, 0, keys, scale);
+            #pragma omp simd
+            for (int64_t j = 0; j < keys; j++) p[j] = em_expf(p[j] - row_lse);
+            /* dp_j = dO_i . V_j along contiguous keys (vt is (Ev, S)). */
+            for (int64_t j = 0; j < keys; j++) ds[j] = 0.0f;
+            for (int64_t d = 0; d < ev; d++) {
+                const float g = goi[d];
+                const float *row = vt + d * src;
+                #pragma omp simd
+                for (int64_t j = 0; j < keys; j++) ds[j] += g * row[j];
+            }
+            #pragma omp simd
+            for (int64_t j = 0; j < keys; j++) ds[j] = p[j] * (ds[j] - dot) * scale;
+            float *gqi = gqh + i * e;
+            for (int64_t d = 0; d < e; d++) gqi[d] = 0.0f;
+            for (int64_t j = 0; j < keys; j++) {
+                const float pj = p[j], dsj = ds[j];
+                const float *kj = kh + j * e;
+                float *gkj = gkh + j * e, *gvj = gvh + j * ev;
+                #pragma omp simd
+                for (int64_t d = 0; d < e; d++) {
+                    gqi[d] += dsj * kj[d];
+                    gkj[d] += dsj * qi[d];
+                }
+                #pragma omp simd
+                for (int64_t d = 0; d < ev; d++) gvj[d] += pj * goi[d];
+            }
+        }
+        free(kt);
+    }
+    return failed ? -1 : 0;
+}
+"""
