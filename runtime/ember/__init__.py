@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ember import plugins
 from ember._backend import DeviceBackend
 from ember._device import (
@@ -484,8 +486,14 @@ from ember.nn.functional._torch_level_layers import (  # noqa: E402
 )
 from ember.utils import data as _data  # noqa: E402, F401
 
-#: The CPU device's default generator (what `ember.manual_seed` seeds), as torch's.
-default_generator = _default_generator(device("cpu"))
+
+def __getattr__(name: str) -> Any:
+    # torch.default_generator is the cpu generator; made on first use, because importing
+    # ember never loads the plugins (the cpu device comes from one).
+    if name == "default_generator":
+        return _default_generator(device("cpu"))
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")
+
 
 #: Custom ops by name: `ember.ops.mylib.fused_gelu` is "mylib::fused_gelu".
 ops = _Ops()
@@ -981,7 +989,6 @@ from ember._ops.predicates import *  # noqa: E402, F403
 __all__ += _pointwise_math.__all__ + _pointwise_binary.__all__ + _predicates.__all__
 __all__ += [
     "binomial",
-    "default_generator",
     "distributions",
     "poisson",
     "randint_like",
