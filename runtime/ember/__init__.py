@@ -317,8 +317,10 @@ from ember import (  # noqa: E402
     memory,
     nn,
     optim,
+    special,
     utils,
 )
+from ember._ops.special_elementwise import erfc, erfc_, i0, i0_, igamma, igammac  # noqa: E402
 from ember._ops.special_functions import (  # noqa: E402
     digamma,
     erfinv,
@@ -672,8 +674,15 @@ __all__ += [
 ]
 __all__ += [
     "digamma",
+    "erfc",
+    "erfc_",
     "erfinv",
+    "i0",
+    "i0_",
+    "igamma",
+    "igammac",
     "lgamma",
     "mvlgamma",
     "polygamma",
+    "special",
 ]

@@ -50,7 +50,7 @@ _FLOAT_MATH: Final = {"exp": "em_expf", "log": "em_logf", "erf": "em_erff", "tan
 _LIBM: Final = frozenset(
     ("fabs", "log1p", "expm1", "sqrt", "sin", "cos", "floor", "ceil", "rint", "trunc", "fmod",
      "pow", "copysign",
-     "lgamma")
+     "lgamma", "erfc")
 )  # fmt: skip
 _CALL: Final = re.compile(r"\b([a-z][a-z0-9_]*)\(")
 # The table's own C helpers (em_floor_div_s, em_pow_s, ...) come from its PRELUDE.

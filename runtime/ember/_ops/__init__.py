@@ -29,6 +29,7 @@ from ember._ops import (
     scan_composites,
     shape,
     sorting,
+    special_elementwise,
     special_functions,
     statistics,
     triangle,
@@ -59,6 +60,7 @@ from ember._ops.scan_composites import *  # noqa: F403
 from ember._ops.scan_composites import cumprod_
 from ember._ops.shape import *  # noqa: F403
 from ember._ops.sorting import *  # noqa: F403
+from ember._ops.special_elementwise import *  # noqa: F403
 from ember._ops.special_functions import *  # noqa: F403
 from ember._ops.statistics import *  # noqa: F403
 from ember._ops.triangle import *  # noqa: F403
@@ -90,6 +92,7 @@ __all__ += triangle.__all__
 __all__ += blocks.__all__
 __all__ += diagonal_writes.__all__
 __all__ += special_functions.__all__
+__all__ += special_elementwise.__all__
 __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
 

@@ -29,6 +29,9 @@ UNARY_PRIMITIVES: Final = (
     "neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf",
     "floor", "ceil", "round", "trunc",
     "lgamma", "digamma", "erfinv",
+    "erfc", "erfcx", "ndtri", "i0", "i0e", "i1", "i1e", "bessel_j0", "bessel_j1", "bessel_y0",
+    "bessel_y1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "airy_ai", "spherical_bessel_j0",
 )  # fmt: skip
 #: composites with a generic formula; a device may register a fused UnaryKernel.
 UNARY_COMPOSITES: Final = ("sign", "rsqrt", "reciprocal", "sigmoid", "relu", "gelu")
@@ -36,6 +39,11 @@ UNARY: Final = UNARY_PRIMITIVES + UNARY_COMPOSITES
 BINARY_ARITHMETIC: Final = (
     "add", "sub", "mul", "div", "floor_divide", "trunc_divide", "remainder", "fmod", "pow",
     "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "zeta", "igamma", "igammac",
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+    "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
 )  # fmt: skip
 BINARY_COMPARISON: Final = (
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
