@@ -131,7 +131,8 @@ def _zeta(node: Any, g: Tensor) -> Sequence[Any]:
         raise _not_implemented("zeta")
     x, q = _operands(node)
     ops = _upper.ops
-    return None, ops.mul(g, ops.neg(ops.mul(_special().zeta(ops.add(x, 1.0), q), x)))
+    shifted = ops.add(x, 1.0) if isinstance(x, Tensor) else x + 1.0
+    return None, ops.mul(g, ops.neg(ops.mul(_special().zeta(shifted, q), x)))
 
 
 def _density(a: Any, x: Any) -> Tensor:
