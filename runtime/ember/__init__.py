@@ -370,6 +370,7 @@ from ember import (  # noqa: E402
     memory,
     nn,
     optim,
+    special,
     utils,
 )
 from ember._legacy_types import (  # noqa: E402
@@ -410,6 +411,7 @@ from ember._ops.random import default_generator as _default_generator  # noqa: E
 from ember._ops.sampling_counts import binomial, poisson  # noqa: E402
 from ember._ops.sampling_fills import randint_like  # noqa: E402
 from ember._ops.sampling_gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402, F401
+from ember._ops.special_elementwise import erfc, erfc_, i0, i0_, igamma, igammac  # noqa: E402
 from ember._ops.special_functions import (  # noqa: E402
     digamma,
     erfinv,
@@ -995,8 +997,15 @@ __all__ += [
 ]
 __all__ += [
     "digamma",
+    "erfc",
+    "erfc_",
     "erfinv",
+    "i0",
+    "i0_",
+    "igamma",
+    "igammac",
     "lgamma",
     "mvlgamma",
     "polygamma",
+    "special",
 ]

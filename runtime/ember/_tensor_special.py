@@ -17,7 +17,8 @@ _up: Any = _upper
 
 
 class SpecialMethods(TensorCore):
-    """t.lgamma(), t.digamma(), t.polygamma(n), t.mvlgamma(p), t.erfinv() and in place."""
+    """t.lgamma(), t.digamma(), t.polygamma(n), t.mvlgamma(p), t.erfinv(), t.erfc(), t.i0(),
+    t.igamma(x), t.igammac(x), and their in-place forms."""
 
     __slots__ = ()
 
@@ -50,3 +51,27 @@ class SpecialMethods(TensorCore):
 
     def erfinv_(self) -> Tensor:
         return _up.ops.erfinv_(self)
+
+    def erfc(self) -> Tensor:
+        return _up.ops.erfc(self)
+
+    def erfc_(self) -> Tensor:
+        return _up.ops.erfc_(self)
+
+    def i0(self) -> Tensor:
+        return _up.ops.i0(self)
+
+    def i0_(self) -> Tensor:
+        return _up.ops.i0_(self)
+
+    def igamma(self, other: Any) -> Tensor:
+        return _up.ops.igamma(self, other)
+
+    def igamma_(self, other: Any) -> Tensor:
+        return _up.ops.igamma_(self, other)
+
+    def igammac(self, other: Any) -> Tensor:
+        return _up.ops.igammac(self, other)
+
+    def igammac_(self, other: Any) -> Tensor:
+        return _up.ops.igammac_(self, other)

@@ -52,7 +52,7 @@ _LIBM: Final = frozenset(
      "pow", "copysign",
      "acos", "asin", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "log2", "log10",
      "exp2", "atan2", "hypot", "nextafter", "fmax", "fmin",
-     "lgamma")
+     "lgamma", "erfc")
 )  # fmt: skip
 _CALL: Final = re.compile(r"\b([a-z][a-z0-9_]*)\(")
 # The table's own C helpers (em_floor_div_s, em_pow_s, ...) come from its PRELUDE.

@@ -47,6 +47,7 @@ from ember._ops import (
     sequences,
     shape,
     sorting,
+    special_elementwise,
     special_functions,
     statistics,
     strided_creation,
@@ -98,6 +99,7 @@ from ember._ops.searching import *  # noqa: F403
 from ember._ops.sequences import *  # noqa: F403
 from ember._ops.shape import *  # noqa: F403
 from ember._ops.sorting import *  # noqa: F403
+from ember._ops.special_elementwise import *  # noqa: F403
 from ember._ops.special_functions import *  # noqa: F403
 from ember._ops.statistics import *  # noqa: F403
 from ember._ops.strided_creation import *  # noqa: F403
@@ -150,6 +152,7 @@ __all__ += searching.__all__
 __all__ += strided_creation.__all__
 __all__ += inplace_views.__all__
 __all__ += special_functions.__all__
+__all__ += special_elementwise.__all__
 __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
 __all__ += pointwise_math.__all__ + pointwise_binary.__all__ + predicates.__all__
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]

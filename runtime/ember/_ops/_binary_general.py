@@ -22,6 +22,7 @@ from ember._ops._launch import launch_binary, launch_reduction
 from ember._ops._meta import broadcast_shapes, broadcast_strides, same_device
 from ember._ops._overlap import check_no_overlap
 from ember._ops.conversion import cast, python_scalar
+from ember._ops.special_formulas import SPECIAL_BINARY
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import needs_grad, record
 
@@ -44,6 +45,7 @@ _BINARY_FLAGS: Final = {
     **{name: TO_BOOL for name in names.BINARY_COMPARISON},
     **dict.fromkeys(("atan2", "hypot", "copysign", "nextafter"), FLOAT_ONLY),
     **dict.fromkeys(("bitwise_left_shift", "bitwise_right_shift"), INTEGRAL_ONLY),
+    **dict.fromkeys(SPECIAL_BINARY, FLOAT_ONLY),
 }  # fmt: skip
 OP_FLAGS: dict[Op, int] = {names.BINARY[n]: _BINARY_FLAGS.get(n, 0) for n in names.BINARY}
 _SCALARS: Final = (int, float, bool)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import _upper
+from ember._ops.special_formulas import SPECIAL_BINARY_FORMULAS
 from ember._tensor import Tensor
 
 __all__ = ["FORMULAS"]
@@ -190,4 +191,5 @@ FORMULAS: dict[str, Formula] = {
     "fmod": Formula(_fmod, _save_both),
     "floor_divide": Formula(_zero, None),
     "trunc_divide": Formula(_zero, None),
+    **{name: Formula(fn, save) for name, (fn, save) in SPECIAL_BINARY_FORMULAS.items()},
 }

@@ -3,7 +3,8 @@
 lgamma, digamma and erfinv are primitives of the expression table (kernels/em_special.h);
 their derivatives are in `special_formulas`. polygamma(1, x), the trigamma function, is a
 composite of fixed length (reflection, six recurrence steps, the asymptotic series), so
-its own derivatives come from its parts; mvlgamma sums lgamma.
+its own derivatives come from its parts; beyond n = 1 it is (-1)^(n+1) n! zeta(n + 1, x);
+mvlgamma sums lgamma.
 """
 
 from __future__ import annotations
@@ -101,7 +102,10 @@ def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def _polygamma(n: int, x: Tensor) -> Tensor:
     if n == 1:
         return _trigamma(x)
-    raise NotImplementedError(f"polygamma(): n = {n} needs the zeta function")
+    # (-1)^(n+1) n! zeta(n + 1, x), as PyTorch computes it
+    from ember._ops.special_elementwise import zeta
+
+    return ew.mul(zeta(float(n + 1), x), (-1.0) ** (n + 1) * math.factorial(n))
 
 
 def _into(name: str, result: Tensor, out: Tensor | None) -> Tensor:

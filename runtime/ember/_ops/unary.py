@@ -34,7 +34,10 @@ __all__ = [
 _FLOATING: Final = frozenset(
     {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "erf", "rsqrt",
      "reciprocal", "sigmoid", "gelu",
-     "lgamma", "digamma", "erfinv"}
+     "lgamma", "digamma", "erfinv", "erfc", "erfcx", "ndtri", "i0", "i0e", "i1", "i1e",
+     "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+     "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+     "airy_ai", "spherical_bessel_j0"}
 ) | frozenset(pointwise_formulas.UNARY)  # fmt: skip
 # Rounding is the identity on integers, as in PyTorch.
 _ROUNDING: Final = frozenset({"floor", "ceil", "round", "trunc"})

@@ -14,6 +14,7 @@ powers with a negative scalar exponent, so expressions never see them.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Final
 
@@ -50,6 +51,21 @@ _IDENTITY_INTS: Final = _same("x", ("bool", *_INTS))
 _C_MATH: Final = (
     "acos", "asin", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "log2", "log10",
     "exp2",
+)  # fmt: skip
+
+# Special functions whose C is em_<name>_{S}(x) in kernels/em_special.h and em_bessel.h.
+_SPECIAL_UNARY: Final = (
+    "erfcx", "ndtri", "i0", "i0e", "i1", "i1e", "bessel_j0", "bessel_j1", "bessel_y0",
+    "bessel_y1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "airy_ai", "spherical_bessel_j0",
+)  # fmt: skip
+_C_NAMES: Final = {"i0": "modified_bessel_i0", "i1": "modified_bessel_i1"}
+# Orthogonal polynomials P_n(x) as binary ops (x, n), in kernels/em_polynomials.h.
+_POLYNOMIALS: Final = tuple(
+    f"{kind}_polynomial_{letter}"
+    for kind, letters in (("chebyshev", "tuvw"), ("shifted_chebyshev", "tuvw"),
+                          ("hermite", ("h", "he")), ("laguerre", "l"), ("legendre", "p"))
+    for letter in letters
 )  # fmt: skip
 
 UNARY: Final[dict[str, dict[str, str]]] = {
@@ -93,7 +109,13 @@ UNARY: Final[dict[str, dict[str, str]]] = {
     "lgamma": {"float": "lgamma(x)"},
     "digamma": {"float": "em_digamma_{S}(x)"},
     "erfinv": {"float": "em_erfinv_{S}(x)"},
+    "erfc": {"float": "erfc(x)"},
+    **{name: {"float": f"em_{_C_NAMES.get(name, name)}_{{S}}(x)"} for name in _SPECIAL_UNARY},
 }
+
+
+def _polynomial(name: str) -> dict[str, str]:
+    return {"float": f"em_{name}_{{S}}(a, em_polynomial_degree_{{S}}(b))"}
 
 
 def _wrapping(op: str) -> str:
@@ -165,6 +187,10 @@ BINARY: Final[dict[str, dict[str, str]]] = {
     "logical_and": _same("((a != 0) & (b != 0))"),
     "logical_or": _same("((a != 0) | (b != 0))"),
     "logical_xor": _same("((a != 0) ^ (b != 0))"),
+    "zeta": {"float": "em_zeta_{S}(a, b)"},
+    "igamma": {"float": "em_igamma_{S}(a, b)"},
+    "igammac": {"float": "em_igammac_{S}(a, b)"},
+    **{name: _polynomial(name) for name in _POLYNOMIALS},
 }
 
 
@@ -181,16 +207,22 @@ def convert(dst: str, src: str, dst_type: str) -> str:
     return "x"
 
 
+_SPECIAL_HEADERS: Final = ("em_special.h", "em_bessel.h", "em_polynomials.h")
+_LOCAL_INCLUDE: Final = re.compile(r'^#include "[a-z_]+\.h"\n', re.MULTILINE)
+
+
 def _special_prelude() -> str:
-    """kernels/em_special.h for PRELUDE: its include of the dialect replaced by the one
-    qualifier it takes from there (devices that include the dialect already keep theirs)."""
-    header = (Path(__file__).parent / "kernels" / "em_special.h").read_text()
+    """kernels/em_special.h and the headers after it, for PRELUDE: their includes of each
+    other and of the dialect dropped, and the one qualifier they take from the dialect
+    defined (devices that include the dialect already keep theirs)."""
+    folder = Path(__file__).parent / "kernels"
     qualifier = (
         "#ifndef EM_FN\n#ifdef __OPENCL_VERSION__\n"
         "#define EM_FN static inline __attribute__((always_inline))\n"
         "#else\n#define EM_FN static inline\n#endif\n#endif\n"
     )
-    return qualifier + header.replace('#include "em_dialect.h"\n', "")
+    headers = ((folder / name).read_text() for name in _SPECIAL_HEADERS)
+    return qualifier + "".join(_LOCAL_INCLUDE.sub("", text) for text in headers)
 
 
 #: The C helpers that BINARY's expressions call (em_floor_div_s, em_pow_s, ...), valid as
@@ -308,6 +340,8 @@ NUMPY_UNARY: Final[dict[str, dict[str, str]]] = {
     "lgamma": {"float": "special.lgamma(x)"},
     "digamma": {"float": "special.digamma(x)"},
     "erfinv": {"float": "special.erfinv(x)"},
+    "erfc": {"float": "special.erfc(x)"},
+    **{name: {"float": f"special.{name}(x)"} for name in _SPECIAL_UNARY},
 }
 
 NUMPY_BINARY: Final[dict[str, dict[str, str]]] = {
@@ -367,6 +401,8 @@ NUMPY_BINARY: Final[dict[str, dict[str, str]]] = {
     "logical_and": _same("np.logical_and(a, b)"),
     "logical_or": _same("np.logical_or(a, b)"),
     "logical_xor": _same("np.logical_xor(a, b)"),
+    **{name: {"float": f"special.{name}(a, b)"} for name in ("zeta", "igamma", "igammac")},
+    **{name: {"float": f"special.{name}(a, b)"} for name in _POLYNOMIALS},
 }
 
 

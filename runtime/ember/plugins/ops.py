@@ -35,6 +35,9 @@ UNARY_PRIMITIVES: Final = (
     "acos", "asin", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "log2", "log10",
     "exp2",
     "lgamma", "digamma", "erfinv",
+    "erfc", "erfcx", "ndtri", "i0", "i0e", "i1", "i1e", "bessel_j0", "bessel_j1", "bessel_y0",
+    "bessel_y1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "airy_ai", "spherical_bessel_j0",
 )  # fmt: skip
 #: composites with a generic formula; a device may register a fused UnaryKernel.
 UNARY_COMPOSITES: Final = ("sign", "rsqrt", "reciprocal", "sigmoid", "relu", "gelu")
@@ -44,6 +47,11 @@ BINARY_ARITHMETIC: Final = (
     "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor",
     "atan2", "hypot", "copysign", "nextafter", "fmax", "fmin", "bitwise_left_shift",
     "bitwise_right_shift",
+    "zeta", "igamma", "igammac",
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+    "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
 )  # fmt: skip
 BINARY_COMPARISON: Final = (
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
