@@ -18,6 +18,7 @@ from ember._ops import statistics as _statistics
 from ember._ops import unary as _unary
 from ember._ops.special_functions import _into
 from ember._tensor import Tensor
+from ember.nn import functional
 
 __all__ = [
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
@@ -119,15 +120,11 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
 
 def softmax(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim`."""
-    from ember.nn import functional
-
     return functional.softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """log(softmax(x)) along `dim`, computed stably."""
-    from ember.nn import functional
-
     return functional.log_softmax(input, dim, dtype=dtype)
 
 

@@ -60,7 +60,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ember.cuda.", "ember._device_modules", "ember.utils.tensorboard",
             "ember.utils.tensorboard.", "ember._legacy_types", "ember._torch_misc",
             "ember.onnx", "ember.onnx.",
-            "ember.distributions", "ember.distributions.",
+            "ember.distributions", "ember.distributions.", "ember.special",
         ),
     ),
     # The public package and what is written against it (`import ember`): the CLI and the

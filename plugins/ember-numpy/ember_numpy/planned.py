@@ -47,9 +47,8 @@ def elementwise(select: Callable[[ElementwisePlan], Callable[..., Any]]) -> Kern
 
 def _compile(expression: str, arguments: str) -> Callable[..., Any]:
     code = compile(f"lambda {arguments}: {expression}", f"<numpy: {expression}>", "eval")
-    return eval(
-        code, {"np": np, "math": math, "special": special_numpy}
-    )  # the runtime's own table, never user input
+    names = {"np": np, "math": math, "special": special_numpy}
+    return eval(code, names)  # the runtime's own table, never user input
 
 
 def rendered(cells: dict[str, str], arguments: str) -> Kernel:

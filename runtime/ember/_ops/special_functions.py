@@ -18,6 +18,7 @@ from ember._ops import elementwise as ew
 from ember._ops._binary_general import finish, output
 from ember._ops.conversion import cast
 from ember._ops.reduction import amin
+from ember._ops.special_elementwise import zeta
 from ember._tensor import Tensor
 
 __all__ = [
@@ -103,8 +104,6 @@ def _polygamma(n: int, x: Tensor) -> Tensor:
     if n == 1:
         return _trigamma(x)
     # (-1)^(n+1) n! zeta(n + 1, x), as PyTorch computes it
-    from ember._ops.special_elementwise import zeta
-
     return ew.mul(zeta(float(n + 1), x), (-1.0) ** (n + 1) * math.factorial(n))
 
 
