@@ -14,6 +14,7 @@ from ember._device import (
 )
 from ember._device_modules import get_device_module
 from ember._dtype import (
+    bfloat16,
     bool,
     dtype,
     float16,
@@ -375,6 +376,7 @@ from ember._legacy_types import (  # noqa: E402
     CharTensor,
     DoubleTensor,
     FloatTensor,
+    BFloat16Tensor,
     HalfTensor,
     IntTensor,
     LongTensor,
@@ -521,6 +523,7 @@ __all__ = [
     "finfo",
     "flatten",
     "float",
+    "bfloat16",
     "float16",
     "float32",
     "float64",
@@ -806,6 +809,7 @@ __all__ += [
 __all__ += [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
     "IntTensor", "LongTensor",
+    "BFloat16Tensor",
     "asarray", "concat", "concatenate", "detach", "e", "empty_strided", "fill", "frombuffer",
     "get_num_interop_threads", "get_rng_state", "inf", "init_num_threads",
     "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_same_size", "is_tensor", "nan",

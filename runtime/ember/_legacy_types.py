@@ -17,7 +17,7 @@ from ember._tensor_surface import type_name
 
 __all__ = [
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
-    "IntTensor", "LongTensor",
+    "IntTensor", "LongTensor", "BFloat16Tensor",
 ]  # fmt: skip
 
 _CPU = "cpu"
@@ -60,6 +60,7 @@ def _legacy(name: str, dt: dtypes.dtype) -> tensortype:
 FloatTensor = _legacy("FloatTensor", dtypes.float32)
 DoubleTensor = _legacy("DoubleTensor", dtypes.float64)
 HalfTensor = _legacy("HalfTensor", dtypes.float16)
+BFloat16Tensor = _legacy("BFloat16Tensor", dtypes.bfloat16)
 ByteTensor = _legacy("ByteTensor", dtypes.uint8)
 CharTensor = _legacy("CharTensor", dtypes.int8)
 IntTensor = _legacy("IntTensor", dtypes.int32)

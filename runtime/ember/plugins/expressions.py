@@ -30,6 +30,7 @@ _FAMILY: Final = {
     "float16": "float",
     "float32": "float",
     "float64": "float",
+    "bfloat16": "float",
 }
 _INTS: Final = ("unsigned", "signed")
 _ALL: Final = ("bool", "unsigned", "signed", "float")
