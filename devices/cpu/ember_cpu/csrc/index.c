@@ -369,6 +369,7 @@ static const scatter_rows_fn SCATTER_ASSIGN[8] = {
 /* geometry: shape (= index's), target strides, index strides, src strides */
 int em_scatter(intptr_t target, intptr_t src, intptr_t index, int dt, int ndim, int dim,
                int64_t target_dim_size, const int64_t* geometry, int accumulate) {
+    if (dt == EM_BFLOAT16) return no_bf16("scatter");
     geo_t g;
     geo_init(&g, ndim, geometry, geometry + ndim, geometry + 2 * ndim, geometry + 3 * ndim, DST,
              dim);
@@ -413,6 +414,7 @@ static const put_fn PUT_ADD[8] = {put_add_b,   put_add_u8,  put_add_i8,  put_add
 /* target.flatten()[index[i]] (+)= values[i]; geometry: target shape, target strides. */
 int em_index_put(intptr_t target, intptr_t index, intptr_t values, int dt, int64_t n,
                  int accumulate, int ndim, const int64_t* geometry) {
+    if (dt == EM_BFLOAT16) return no_bf16("index_put");
     flat_t f;
     flat_init(&f, ndim, geometry, geometry + ndim, 0);
     const int64_t* pindex = (const int64_t*)index;
@@ -467,6 +469,7 @@ int64_t em_count_nonzero(int dt, intptr_t a, int ndim, const int64_t* geometry) 
  * in row-major order. */
 int em_nonzero(int dt, intptr_t out, intptr_t a, int ndim, const int64_t* geometry,
                int64_t count) {
+    if (dt == EM_BFLOAT16) return no_bf16("nonzero");
     if (ndim == 0 || count == 0) return 0;
     flat_t f;
     flat_init(&f, ndim, geometry, geometry + ndim, 1);
