@@ -331,5 +331,10 @@ def to_dlpack(t: Tensor, **kwargs: Any) -> Any:
     """A DLPack capsule sharing `t`'s memory (host devices, through NumPy's exporter)."""
     if not t._device._backend.host_accessible:
         raise BufferError(f"__dlpack__: {describe(t)} cannot be exported through DLPack")
+    if t._dtype is _dtype.bfloat16:
+        raise BufferError(
+            f"__dlpack__: {describe(t)} cannot be exported through DLPack: NumPy's exporter, "
+            "which Ember's goes through, has no bfloat16"
+        )
     array = np.asarray(t._host_view())
     return array.__dlpack__(**kwargs)
