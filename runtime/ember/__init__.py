@@ -371,12 +371,12 @@ from ember import (  # noqa: E402
     utils,
 )
 from ember._legacy_types import (  # noqa: E402
+    BFloat16Tensor,
     BoolTensor,
     ByteTensor,
     CharTensor,
     DoubleTensor,
     FloatTensor,
-    BFloat16Tensor,
     HalfTensor,
     IntTensor,
     LongTensor,
@@ -468,6 +468,7 @@ __all__ = [
     "baddbmm",
     "bartlett_window",
     "bernoulli",
+    "bfloat16",
     "bincount",
     "bitwise_and",
     "bitwise_not",
@@ -523,7 +524,6 @@ __all__ = [
     "finfo",
     "flatten",
     "float",
-    "bfloat16",
     "float16",
     "float32",
     "float64",
@@ -807,9 +807,9 @@ __all__ += [
 # The legacy tensor types and the small torch-namespace names (ember._legacy_types,
 # ember._torch_misc).
 __all__ += [
+    "BFloat16Tensor",
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
     "IntTensor", "LongTensor",
-    "BFloat16Tensor",
     "asarray", "concat", "concatenate", "detach", "e", "empty_strided", "fill", "frombuffer",
     "get_num_interop_threads", "get_rng_state", "inf", "init_num_threads",
     "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_same_size", "is_tensor", "nan",

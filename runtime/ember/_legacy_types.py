@@ -16,8 +16,9 @@ from ember._tensor import Tensor
 from ember._tensor_surface import type_name
 
 __all__ = [
+    "BFloat16Tensor",
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
-    "IntTensor", "LongTensor", "BFloat16Tensor",
+    "IntTensor", "LongTensor",
 ]  # fmt: skip
 
 _CPU = "cpu"

@@ -22,7 +22,15 @@ __all__ = ["register"]
 _DTYPES: Final = tuple(
     getattr(ember, name)
     for name in (
-        "bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64", "bfloat16"
+        "bool",
+        "uint8",
+        "int8",
+        "int32",
+        "int64",
+        "float16",
+        "float32",
+        "float64",
+        "bfloat16",
     )
 )
 

@@ -99,17 +99,19 @@ def _cumsum_bf16(out: Storage, a: Storage, plan: ReductionPlan) -> None:
     """cumsum with bfloat16 operands: on float32 copies, the output rounded back."""
     out_dt, a_dt = plan.dtypes
     out_offset, a_offset = plan.offsets
-    with widened(out, write_back=True) if is_bf16(out_dt) else nullcontext(out.ptr) as o:
-        with widened(a) if is_bf16(a_dt) else nullcontext(a.ptr) as x:
-            out_index = FLOAT32_INDEX if is_bf16(out_dt) else out_dt.index
-            a_index = FLOAT32_INDEX if is_bf16(a_dt) else a_dt.index
-            out_size = 4 if is_bf16(out_dt) else out_dt.itemsize
-            a_size = 4 if is_bf16(a_dt) else a_dt.itemsize
-            status = lib.em_cumsum(
+    with (
+        widened(out, write_back=True) if is_bf16(out_dt) else nullcontext(out.ptr) as o,
+        widened(a) if is_bf16(a_dt) else nullcontext(a.ptr) as x,
+    ):
+        out_index = FLOAT32_INDEX if is_bf16(out_dt) else out_dt.index
+        a_index = FLOAT32_INDEX if is_bf16(a_dt) else a_dt.index
+        out_size = 4 if is_bf16(out_dt) else out_dt.itemsize
+        a_size = 4 if is_bf16(a_dt) else a_dt.itemsize
+        status = lib.em_cumsum(
                 a_index, out_index, o + out_offset * out_size, x + a_offset * a_size,
                 len(plan.kept), pack_reduction(plan),
             )  # fmt: skip
-            check(status, "cumsum")
+        check(status, "cumsum")
 
 
 def register(registry: KernelRegistry) -> None:

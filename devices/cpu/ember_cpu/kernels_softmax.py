@@ -12,7 +12,6 @@ import functools
 import math
 from collections.abc import Callable
 
-
 import ember
 from ember.plugins.sdk import KernelRegistry, Tensor, merge_dims
 from ember_cpu._geometry import check_rank, pack_dims

@@ -76,8 +76,9 @@ def test_float32_to_bfloat16_rounds_as_torch(device: str) -> None:
 def test_float64_to_bfloat16_rounds_as_torch(device: str) -> None:
     # torch narrows a double through float (c10::BFloat16 is built from a float)
     rng = np.random.default_rng(3)
-    values = np.concatenate([rng.standard_normal(200) * 10.0 ** rng.integers(-40, 39, 200),
-                             [1.0 + 2.0**-8, 1.0 + 2.0**-8 + 2.0**-40, 3.4e38, -1e-45]])  # fmt: skip
+    spread = rng.standard_normal(200) * 10.0 ** rng.integers(-40, 39, 200)
+    ties = [1.0 + 2.0**-8, 1.0 + 2.0**-8 + 2.0**-40, 3.4e38, -1e-45]
+    values = np.concatenate([spread, ties])
     got = make(values, device).to(ember.bfloat16)
     _assert_same_bits(got, torch.from_numpy(values).bfloat16())
 
