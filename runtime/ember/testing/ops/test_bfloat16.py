@@ -19,6 +19,7 @@ import ember
 from ._reference import host, make
 
 torch = pytest.importorskip("torch")
+safetensors_torch = pytest.importorskip("safetensors.torch")
 
 BF16_EPS = 2.0**-7  # one ulp at 1.0 (torch.finfo(torch.bfloat16).eps)
 
@@ -199,8 +200,7 @@ def test_mlp_forward_and_backward_match_torch(device: str) -> None:
 
 
 def test_checkpoints_round_trip_with_torch_and_safetensors(device: str) -> None:
-    from safetensors.torch import load_file, save_file
-
+    load_file, save_file = safetensors_torch.load_file, safetensors_torch.save_file
     values = _special_float32()[:40]
     ours = make(values, device).bfloat16()
     theirs = torch.from_numpy(values).bfloat16()
