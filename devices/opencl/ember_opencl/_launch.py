@@ -306,7 +306,10 @@ _CTYPES: Final = {
 
 #: OpenCL C of float `{v}` rounded to bfloat16 bits (ushort), one expression so that it
 #: fits a store macro.
-BF16_ROUND: Final = "(ushort)(isnan({v}) ? 0x7FC0u : ((as_uint({v}) + 0x7FFFu + ((as_uint({v}) >> 16) & 1u)) >> 16))"
+BF16_ROUND: Final = (
+    "(ushort)(isnan({v}) ? 0x7FC0u"
+    " : ((as_uint({v}) + 0x7FFFu + ((as_uint({v}) >> 16) & 1u)) >> 16))"
+)
 
 
 def ctype(dtype: Any) -> str:
