@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -182,12 +184,12 @@ def test_mlp_forward_and_backward_match_torch(device: str) -> None:
     w2, b2 = rng.standard_normal((4, 16)) * 0.3, rng.standard_normal(4) * 0.1
     target = rng.standard_normal((8, 4))
 
-    def run(lib: object, tensor: object) -> tuple[object, list[object]]:
+    def run(lib: Any, tensor: Callable[[np.ndarray], Any]) -> tuple[Any, list[Any]]:
         params = [tensor(p).requires_grad_() for p in (w1, b1, w2, b2)]
-        hidden = lib.tanh(tensor(x) @ params[0].T + params[1])  # type: ignore[attr-defined]
+        hidden = lib.tanh(tensor(x) @ params[0].T + params[1])
         out = hidden @ params[2].T + params[3]
         loss = ((out - tensor(target)) ** 2).mean()
-        loss.backward()  # type: ignore[attr-defined]
+        loss.backward()
         return loss, [p.grad for p in params]
 
     loss, grads = run(ember, lambda v: make(v, device).bfloat16())
