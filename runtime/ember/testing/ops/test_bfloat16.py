@@ -233,7 +233,7 @@ def test_names_and_conversions(device: str) -> None:
 
 
 def test_autocast_cpu_computes_in_bfloat16() -> None:
-    assert ember.get_autocast_cpu_dtype() is ember.bfloat16
+    assert ember.get_autocast_dtype("cpu") is ember.bfloat16
     a, b = ember.ones(4, 4), ember.ones(4, 4)
     with ember.autocast("cpu"):
         assert (a @ b).dtype is ember.bfloat16
