@@ -21,8 +21,11 @@ SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 2.5, 
 
 def _torch(values: Any, dtype: ember.dtype) -> Any:
     array = np.asarray(values)
-    if dtype is ember.bfloat16:  # torch reads no ml_dtypes arrays: go through float32 (exact)
-        return torch.tensor(array.astype(np.float32)).to(torch.bfloat16)
+    if dtype is ember.bfloat16:
+        # torch reads no ml_dtypes arrays, and its float32 -> bfloat16 cast turns every NaN
+        # negative: hand it the bits themselves, so signbit and copysign see the same NaN
+        bits = np.ascontiguousarray(array.astype(dtype.numpy)).view(np.int16)
+        return torch.tensor(bits).view(torch.bfloat16)
     return torch.tensor(array, dtype=getattr(torch, dtype.name))
 
 

@@ -96,7 +96,9 @@ def test_digamma_edges(device: str, dtype: ember.dtype) -> None:
     result = host(ember.digamma(make(values, device))).astype(np.float64)
     expected = special.digamma(values.astype(np.float64))
     expected[3], expected[4] = -np.inf, np.inf
-    rtol = {ember.bfloat16: 8e-2, ember.float16: 1e-2, ember.float32: 1e-5, ember.float64: 1e-12}[dtype]
+    rtol = {ember.bfloat16: 8e-2, ember.float16: 1e-2, ember.float32: 1e-5, ember.float64: 1e-12}[
+        dtype
+    ]
     np.testing.assert_allclose(result, expected, rtol=rtol, equal_nan=True)
 
 
