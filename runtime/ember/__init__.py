@@ -16,6 +16,7 @@ from ember._device import (
 )
 from ember._device_modules import get_device_module
 from ember._dtype import (
+    bfloat16,
     bool,
     dtype,
     float16,
@@ -374,6 +375,7 @@ from ember import (  # noqa: E402
     utils,
 )
 from ember._legacy_types import (  # noqa: E402
+    BFloat16Tensor,
     BoolTensor,
     ByteTensor,
     CharTensor,
@@ -538,6 +540,7 @@ __all__ = [
     "baddbmm",
     "bartlett_window",
     "bernoulli",
+    "bfloat16",
     "bincount",
     "bitwise_and",
     "bitwise_not",
@@ -876,6 +879,7 @@ __all__ += [
 # The legacy tensor types and the small torch-namespace names (ember._legacy_types,
 # ember._torch_misc).
 __all__ += [
+    "BFloat16Tensor",
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
     "IntTensor", "LongTensor",
     "asarray", "concat", "concatenate", "detach", "e", "empty_strided", "fill", "frombuffer",

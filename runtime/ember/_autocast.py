@@ -67,9 +67,9 @@ STATE = _State()
 
 
 def default_dtype(device_type: str) -> dtypes.dtype:
-    """torch's defaults: bfloat16 on cpu, float16 elsewhere (float16 while bf16 is absent)."""
+    """torch's defaults: bfloat16 on cpu, float16 elsewhere."""
     if device_type == "cpu":
-        return getattr(dtypes, "bfloat16", dtypes.float16)
+        return dtypes.bfloat16
     return dtypes.float16
 
 

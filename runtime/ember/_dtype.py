@@ -5,9 +5,11 @@ from __future__ import annotations
 import builtins
 from typing import Any, Final
 
+import ml_dtypes
 import numpy as np
 
 __all__ = [
+    "bfloat16",
     "bool",
     "dtype",
     "float16",
@@ -40,7 +42,7 @@ class dtype:
         self.itemsize: Final = numpy_dtype.itemsize
         self.category: Final = category
         self.is_floating_point: Final = category == _FLOAT
-        self.is_signed: Final = numpy_dtype.kind in "if"
+        self.is_signed: Final = category == _FLOAT or numpy_dtype.kind == "i"
 
     def __repr__(self) -> str:
         return f"ember.{self.name}"
@@ -61,8 +63,11 @@ int64 = dtype("int64", 4, np.dtype(np.int64), _INT)
 float16 = dtype("float16", 5, np.dtype(np.float16), _FLOAT)
 float32 = dtype("float32", 6, np.dtype(np.float32), _FLOAT)
 float64 = dtype("float64", 7, np.dtype(np.float64), _FLOAT)
+# NumPy has no bfloat16; ml_dtypes provides it as a NumPy dtype (storage and interop only:
+# devices compute it in float). Appended last, so the indices above stay what kernels use.
+bfloat16 = dtype("bfloat16", 8, np.dtype(ml_dtypes.bfloat16), _FLOAT)
 
-ALL_DTYPES: Final = (bool, uint8, int8, int32, int64, float16, float32, float64)
+ALL_DTYPES: Final = (bool, uint8, int8, int32, int64, float16, float32, float64, bfloat16)
 BY_INDEX: Final = ALL_DTYPES
 FROM_NUMPY: Final = {d.numpy: d for d in ALL_DTYPES}
 BY_NAME: Final = {d.name: d for d in ALL_DTYPES}
@@ -88,7 +93,8 @@ def _build_promotion_table() -> dict[tuple[dtype, dtype], dtype]:
     # type that holds both (int8+uint8 -> int16 in PyTorch; int16 is absent, so int32).
     table: dict[tuple[dtype, dtype], dtype] = {}
     ints = {uint8: 0, int8: 1, int32: 2, int64: 3}
-    floats = {float16: 0, float32: 1, float64: 2}
+    # float16 and bfloat16 hold each other only in float32 (PyTorch's table).
+    floats = {float16: 0, bfloat16: 0, float32: 1, float64: 2}
     for a in ALL_DTYPES:
         for b in ALL_DTYPES:
             if a is b:
@@ -98,6 +104,8 @@ def _build_promotion_table() -> dict[tuple[dtype, dtype], dtype]:
             elif a.category == _INT:
                 mixed_sign = {a, b} == {uint8, int8}
                 result = int32 if mixed_sign else (a if ints[a] > ints[b] else b)
+            elif floats[a] == floats[b]:
+                result = float32
             else:
                 result = a if floats[a] > floats[b] else b
             table[a, b] = result

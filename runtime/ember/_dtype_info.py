@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ember import _dtype as dtypes
@@ -21,7 +22,8 @@ class finfo:
                 "ember.finfo() requires a floating point input type. "
                 "Use ember.iinfo to handle 'ember.finfo'"
             )
-        info = np.finfo(dt.numpy)
+        # ml_dtypes.finfo is NumPy's for NumPy's types, and knows bfloat16 too.
+        info = ml_dtypes.finfo(dt.numpy)
         self.bits: int = info.bits
         self.eps: float = float(info.eps)
         self.max: float = float(info.max)

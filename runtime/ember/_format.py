@@ -71,6 +71,8 @@ def _format_values(values: np.ndarray) -> str:
 def format_tensor(t: Tensor) -> str:
     """PyTorch-style repr of `t`, with device and dtype suffixes where not the defaults."""
     values = _upper.ops.conversion.to_host_array(t)
+    if t._dtype is _dtype.bfloat16:  # ml_dtypes' bfloat16 is no NumPy float kind: widen (exact)
+        values = values.astype(np.float32)
     body = _format_values(values)
     suffixes = []
     if t._device.type != "cpu":

@@ -16,6 +16,7 @@ from ember._tensor import Tensor
 from ember._tensor_surface import type_name
 
 __all__ = [
+    "BFloat16Tensor",
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
     "IntTensor", "LongTensor",
 ]  # fmt: skip
@@ -60,6 +61,7 @@ def _legacy(name: str, dt: dtypes.dtype) -> tensortype:
 FloatTensor = _legacy("FloatTensor", dtypes.float32)
 DoubleTensor = _legacy("DoubleTensor", dtypes.float64)
 HalfTensor = _legacy("HalfTensor", dtypes.float16)
+BFloat16Tensor = _legacy("BFloat16Tensor", dtypes.bfloat16)
 ByteTensor = _legacy("ByteTensor", dtypes.uint8)
 CharTensor = _legacy("CharTensor", dtypes.int8)
 IntTensor = _legacy("IntTensor", dtypes.int32)

@@ -50,5 +50,7 @@ class HostView:
             "data": (storage.ptr + byte_offset, readonly),
             "shape": shape,
             "strides": byte_strides,
-            "typestr": np_dtype.str,
+            # A void typestr ("<V2": ml_dtypes' bfloat16) would lose the dtype: expose the
+            # bits as unsigned integers, which `Tensor._host_array` views back.
+            "typestr": f"<u{np_dtype.itemsize}" if np_dtype.kind == "V" else np_dtype.str,
         }

@@ -41,6 +41,9 @@ class ConversionMethods(TensorCore):
     def half(self) -> Tensor:
         return _up.ops.to(self, dtypes.float16)
 
+    def bfloat16(self) -> Tensor:
+        return _up.ops.to(self, dtypes.bfloat16)
+
     def long(self) -> Tensor:
         return _up.ops.to(self, dtypes.int64)
 

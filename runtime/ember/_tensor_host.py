@@ -26,7 +26,7 @@ __all__ = ["HostMethods"]
 _up: Any = _upper
 
 # By dtype index: reads one element at a host address (`.value` is the Python number that
-# NumPy's `.item()` gives); None where ctypes has no such type (float16).
+# NumPy's `.item()` gives); None where ctypes has no such type (float16, bfloat16).
 _READ_SCALAR: tuple[Any, ...] = (
     ctypes.c_bool.from_address,
     ctypes.c_uint8.from_address,
@@ -36,9 +36,10 @@ _READ_SCALAR: tuple[Any, ...] = (
     None,
     ctypes.c_float.from_address,
     ctypes.c_double.from_address,
+    None,
 )
 assert tuple(d.index for d in dtypes.ALL_DTYPES) == tuple(range(len(_READ_SCALAR)))
-assert _READ_SCALAR[dtypes.float16.index] is None
+assert _READ_SCALAR[dtypes.float16.index] is None and _READ_SCALAR[dtypes.bfloat16.index] is None
 
 
 class HostMethods(TensorCore):
@@ -56,7 +57,7 @@ class HostMethods(TensorCore):
         if backend.host_accessible:
             if not backend.synchronous:  # wait for the current stream only
                 backend.stream_synchronize(current_native(self._device))
-            return np.asarray(self._host_view())
+            return self._host_array()
         if not force:
             raise TypeError(
                 f"can't convert {self._device} device type tensor to numpy. "
@@ -73,6 +74,12 @@ class HostMethods(TensorCore):
             tuple(s * itemsize for s in self._strides),
             self._dtype.numpy,
         )
+
+    def _host_array(self) -> np.ndarray:
+        """The host view as a NumPy array of this dtype (shares memory)."""
+        array = np.asarray(self._host_view())
+        np_dtype = self._dtype.numpy
+        return array if array.dtype == np_dtype else array.view(np_dtype)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         array = (

@@ -5,8 +5,9 @@ dtype at build time; `_build.py` compiles the result into the extension with the
 hand-written iterator (csrc/elementwise_iter.c). The table is `ember.plugins.expressions`;
 a build from a source tree loads it by file path, so building needs no installed `ember`.
 
-float16 is computed in float: its ops reuse the float32 loops, and the iterator converts
-float16 operands to float blocks around them (the `half` mask of each table entry). The
+float16 and bfloat16 are computed in float: their ops reuse the float32 loops, and the
+iterator converts their operands to float blocks around them (the `half` mask of each table
+entry: bit k converts operand k, bit 4 + k says it is bfloat16 rather than float16). The
 rendered table names each loop "op.dtype" (copies "copy.dst.src"); the Python kernels look
 their loops up by those names once, when they register. `python -m ember_cpu._render`
 prints the generated C.
@@ -43,7 +44,11 @@ DTYPES: Final = {
     "float16": CType("em_half", "float", "uint16_t", True, 2),
     "float32": CType("float", "float", "uint32_t", True, 4),
     "float64": CType("double", "double", "uint64_t", True, 8),
+    "bfloat16": CType("em_bf16", "float", "uint16_t", True, 2),
 }
+# Dtypes stored narrow and computed by the float32 loops on converted blocks.
+_NARROW: Final = frozenset({"float16", "bfloat16"})
+_BF16_SHIFT: Final = 4  # EM_BF16_SHIFT of elementwise.h
 
 # float32 math: the vectorisable versions of elementwise_math.h, else libm's float forms.
 _FLOAT_MATH: Final = {"exp": "em_expf", "log": "em_logf", "erf": "em_erff", "tanh": "em_tanhf"}
@@ -159,6 +164,19 @@ static int $name(int64_t n, char* const* p, const int64_t* s, const void* ctx) {
 }
 """)
 
+_FILL_BF16: Final = """
+static int fill_bfloat16(int64_t n, char* const* p, const int64_t* s, const void* ctx) {
+    const em_bf16 v = em_f_to_bf16((float)((const em_scalar*)ctx)->f);
+    if (s[0] == sizeof(em_bf16)) {
+        em_bf16* restrict o = (em_bf16*)p[0];
+        for (int64_t i = 0; i < n; i++) o[i] = v;
+    } else {
+        for (int64_t i = 0; i < n; i++) *(em_bf16*)(p[0] + i * s[0]) = v;
+    }
+    return 0;
+}
+"""
+
 _WHERE: Final = Template("""
 static int $name(int64_t n, char* const* p, const int64_t* s, const void* ctx) {
     (void)ctx;
@@ -218,12 +236,19 @@ def _store(expr: str, storage: str, bool_out: bool) -> str:
 class _Entry(NamedTuple):
     name: str
     loop: str
-    half: int  # bit k: operand k is float16, computed by a float loop on converted blocks
+    half: int  # bit k: operand k is narrow, computed by a float loop on converted blocks
     itemsizes: tuple[int, ...]
 
 
 def _loop_dtype(dtype: str) -> str:
-    return "float32" if dtype == "float16" else dtype
+    return "float32" if dtype in _NARROW else dtype
+
+
+def _mask(dtype: str, operands: int) -> int:
+    """The `half` mask converting the operands in `operands` (bits) when `dtype` is narrow."""
+    if dtype not in _NARROW:
+        return 0
+    return operands | (operands << _BF16_SHIFT if dtype == "bfloat16" else 0)
 
 
 def _unary(expressions: ModuleType, code: list[str], entries: list[_Entry]) -> None:
@@ -233,10 +258,10 @@ def _unary(expressions: ModuleType, code: list[str], entries: list[_Entry]) -> N
             if expr is None:
                 continue
             loop = f"unary_{op}_{_loop_dtype(dtype)}"
-            if dtype != "float16":
+            if dtype not in _NARROW:
                 store = _store(_c_expression(expr, dtype), ct.storage, dtype == "bool")
                 code.append(_UNARY.substitute(name=loop, T=ct.storage, C=ct.compute, store=store))
-            half = 3 if dtype == "float16" else 0
+            half = _mask(dtype, 3)
             entries.append(_Entry(f"{op}.{dtype}", loop, half, (ct.itemsize, ct.itemsize)))
 
 
@@ -251,7 +276,7 @@ def _binary(
                 continue
             loop = f"binary_{op}_{_loop_dtype(dtype)}"
             out = "uint8_t" if bool_out else ct.storage
-            if dtype != "float16":
+            if dtype not in _NARROW:
                 store = _store(_c_expression(expr, dtype), out, bool_out or dtype == "bool")
                 field = "f" if ct.is_float else "i"
                 code.append(
@@ -259,7 +284,7 @@ def _binary(
                         name=loop, T=ct.storage, O=out, C=ct.compute, store=store, field=field
                     )
                 )
-            half = (6 if bool_out else 7) if dtype == "float16" else 0
+            half = _mask(dtype, 6 if bool_out else 7)
             sizes = (1 if bool_out else ct.itemsize, ct.itemsize, ct.itemsize)
             entries.append(_Entry(f"{op}.{dtype}", loop, half, sizes))
 
@@ -267,7 +292,10 @@ def _binary(
 def _fill_and_where(code: list[str], entries: list[_Entry]) -> None:
     for dtype, ct in DTYPES.items():
         field = "f" if ct.is_float else "i"
-        code.append(_FILL.substitute(name=f"fill_{dtype}", T=ct.storage, field=field))
+        if dtype == "bfloat16":  # through float, as c10::BFloat16(double) rounds
+            code.append(_FILL_BF16)
+        else:
+            code.append(_FILL.substitute(name=f"fill_{dtype}", T=ct.storage, field=field))
         entries.append(_Entry(f"fill.{dtype}", f"fill_{dtype}", 0, (ct.itemsize,)))
         code.append(_WHERE.substitute(name=f"where_{dtype}", T=ct.storage))
         sizes = (ct.itemsize, 1, ct.itemsize, ct.itemsize)
@@ -277,12 +305,13 @@ def _fill_and_where(code: list[str], entries: list[_Entry]) -> None:
 def _copy(expressions: ModuleType, code: list[str], entries: list[_Entry]) -> None:
     for dst, dt in DTYPES.items():
         for src, st in DTYPES.items():
-            # float16 converts through float32 blocks, but from double (rounded once).
+            # float16 converts through float32 blocks, but from double (rounded once);
+            # bfloat16 through float32 always, from double too (as c10::BFloat16 does).
             half, loop_dst, loop_src = 0, dst, src
-            if dst != src and src == "float16":
-                half, loop_src = 2, "float32"
-            elif dst != src and dst == "float16" and src != "float64":
-                half, loop_dst = 1, "float32"
+            if dst != src and src in _NARROW:
+                half, loop_src = _mask(src, 2), "float32"
+            if dst != src and dst in _NARROW and (src != "float64" or dst == "bfloat16"):
+                half, loop_dst = half | _mask(dst, 1), "float32"
             loop = f"copy_{loop_dst}_{loop_src}"
             if not half:
                 store = _store(expressions.convert(dst, src, dt.storage), dt.storage, dst == "bool")

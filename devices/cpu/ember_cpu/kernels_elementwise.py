@@ -21,7 +21,17 @@ __all__ = ["register"]
 
 _DTYPES: Final = tuple(
     getattr(ember, name)
-    for name in ("bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64")
+    for name in (
+        "bool",
+        "uint8",
+        "int8",
+        "int32",
+        "int64",
+        "float16",
+        "float32",
+        "float64",
+        "bfloat16",
+    )
 )
 
 _flat2 = lib.em_flat2

@@ -61,6 +61,13 @@ def gather(out: Tensor, a: Tensor, dim: int, index: Tensor) -> None:
 def _scatter(
     op: str, accumulate: int, target: Tensor, dim: int, index: Tensor, src: Tensor | complex
 ) -> None:
+    if accumulate and target.dtype is ember.bfloat16:  # added in float32, rounded once
+        with ember.no_grad():
+            wide = target.float()
+            source = src.float() if isinstance(src, Tensor) else src
+            _scatter(op, accumulate, wide, dim, index, source)
+            target.copy_(wide)
+        return
     ndim = check_rank(index, op)
     if isinstance(src, Tensor):
         src_strides = src.stride()
@@ -112,6 +119,12 @@ def take(out: Tensor, a: Tensor, index: Tensor) -> None:
 
 def index_put_(target: Tensor, index: Tensor, values: Tensor, accumulate: bool) -> None:
     """index_put_(target, index, values, accumulate): target.flatten()[index[i]] (+)= values[i]."""
+    if accumulate and target.dtype is ember.bfloat16:  # added in float32, rounded once
+        with ember.no_grad():
+            wide = target.float()
+            index_put_(wide, index, values.float(), accumulate)
+            target.copy_(wide)
+        return
     ndim = check_rank(target, "index_put_")
     buffer = _scratch.buffer
     buffer[0 : 2 * ndim] = target.shape + target.stride()
@@ -131,6 +144,9 @@ def index_put_(target: Tensor, index: Tensor, values: Tensor, accumulate: bool) 
 
 def nonzero(a: Tensor) -> Tensor:
     """nonzero(a): a new int64 tensor (n, a.ndim) of the non-zero positions, row-major."""
+    if a.dtype is ember.bfloat16:  # widening is exact: the same zeros
+        with ember.no_grad():
+            return nonzero(a.float())
     ndim = check_rank(a, "nonzero")
     buffer = _scratch.buffer
     buffer[0 : 2 * ndim] = a.shape + a.stride()

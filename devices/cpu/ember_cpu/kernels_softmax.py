@@ -12,6 +12,7 @@ import functools
 import math
 from collections.abc import Callable
 
+import ember
 from ember.plugins.sdk import KernelRegistry, Tensor, merge_dims
 from ember_cpu._geometry import check_rank, pack_dims
 from ember_cpu._lib import check, lib
@@ -37,6 +38,13 @@ def _softmax(name: str, log_out: int) -> Callable[[Tensor, Tensor, int], None]:
     strided = lib.em_softmax
 
     def kernel(out: Tensor, a: Tensor, dim: int) -> None:
+        if a.dtype is ember.bfloat16:  # in float32, rounded once into out
+            with ember.no_grad():
+                wide = a.float()
+                result = ember.empty(wide.shape, dtype=ember.float32)
+                kernel(result, wide, dim)
+                out.copy_(result)
+            return
         shape = a.shape
         ndim = len(shape)
         a_ptr = a.data_ptr()

@@ -58,11 +58,21 @@ _STORAGE: Final = {
     "float16": "__half",
     "float32": "float",
     "float64": "double",
+    "bfloat16": "unsigned short",  # the top half of a float, computed in float
 }
 _UNSIGNED: Final = {"bool": "unsigned char", "uint8": "unsigned char", "int8": "unsigned char",
                     "int32": "unsigned int"}  # fmt: skip
 _BITS: Final = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 _MACROS: Final = ("EM_NAME", "EM_OPERANDS", "EM_PARAMS", "EM_OP", "EM_STEP")
+
+#: float to bfloat16 bits, round to nearest even, NaN quiet (c10::BFloat16's rule).
+_BF16_ROUND: Final = (
+    "static __device__ __forceinline__ unsigned short em_bf16_round(float v) {\n"
+    "    const unsigned int u = __float_as_uint(v);\n"
+    "    return v != v ? (unsigned short)0x7FC0u\n"
+    "                  : (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);\n"
+    "}\n"
+)
 
 #: What every translation unit of elementwise programs starts with.
 HEADER: Final = (
@@ -71,6 +81,7 @@ HEADER: Final = (
     # The expression prelude defines every helper; a program calls a few of them.
     + "#pragma nv_diag_suppress 177\n"
     + ex.PRELUDE
+    + _BF16_ROUND
     + "#pragma nv_diag_default 177\n"
     + GEOMETRY_CUDA
     + f"#define EM_BLOCK {BLOCK}\n#define EM_VEC {VEC}\n"
@@ -149,8 +160,9 @@ def _render(name: str, operands: Sequence[Operand], params: str, op: str) -> Ele
 
 
 def compute_type(dtype: Any) -> str:
-    """The C type an op computes `dtype` in (float for float16)."""
-    return "float" if dtype is ember.float16 else _STORAGE[dtype.name]
+    """The C type an op computes `dtype` in (float for float16 and bfloat16)."""
+    narrow = dtype is ember.float16 or dtype is ember.bfloat16
+    return "float" if narrow else _STORAGE[dtype.name]
 
 
 def _prelude(dtype: Any, k: int, from_double: bool = False) -> str:
@@ -161,6 +173,11 @@ def _prelude(dtype: Any, k: int, from_double: bool = False) -> str:
         # From float64 one rounding, double to half, as the cpu device does.
         store = "__double2half((double)(v))" if from_double else "__float2half_rn((float)(v))"
         store = f"((p)[i] = {store})"
+    elif name == "bfloat16":
+        # Widening is exact; narrowing rounds to nearest even with NaN quiet, bit for bit
+        # as the cpu device and c10::BFloat16 (from float64 through float, as they do).
+        load = "__uint_as_float(((unsigned int)(p)[i]) << 16)"
+        store = "((p)[i] = em_bf16_round((float)(v)))"
     elif name == "bool":
         load, store = "((p)[i])", "((p)[i] = (unsigned char)((v) != 0))"
     else:

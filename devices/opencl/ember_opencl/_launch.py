@@ -300,7 +300,16 @@ _CTYPES: Final = {
     "float16": "half",
     "float32": "float",
     "float64": "double",
+    "bfloat16": "ushort",
 }
+
+
+#: OpenCL C of float `{v}` rounded to bfloat16 bits (ushort), one expression so that it
+#: fits a store macro.
+BF16_ROUND: Final = (
+    "(ushort)(isnan({v}) ? 0x7FC0u"
+    " : ((as_uint({v}) + 0x7FFFu + ((as_uint({v}) >> 16) & 1u)) >> 16))"
+)
 
 
 def ctype(dtype: Any) -> str:
@@ -312,11 +321,17 @@ def prelude(dtype: Any, prefix: str) -> str:
     """`#define`s for one dtype under `prefix`: _T storage type, _C compute type, _LOAD, _STORE.
 
     float16 is stored as `half` and computed in `float` through vload_half / vstore_half
-    (round to nearest even): no cl_khr_fp16 is needed. bool stores `v != 0`.
+    (round to nearest even): no cl_khr_fp16 is needed. bfloat16 is stored as `ushort`, the
+    top half of a float: loads shift it up, stores round to nearest even (NaN: 0x7FC0, as
+    the cpu device and c10::BFloat16). bool stores `v != 0`.
     """
     name = dtype.name
     storage = _CTYPES[name]
-    if name == "float16":
+    if name == "bfloat16":
+        compute = "float"
+        load = "as_float((uint)((p)[i]) << 16)"
+        store = f"((p)[i] = {BF16_ROUND.format(v='(float)(v)')})"
+    elif name == "float16":
         compute = "float"
         load = "vload_half((i), (p))"
         store = "vstore_half_rte((float)(v), (i), (p))"

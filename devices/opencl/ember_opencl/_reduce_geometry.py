@@ -149,6 +149,8 @@ def vector_load(dt: ember.dtype) -> str:
     upper half of a double8 or long8 without AVX-512)."""
     if dt is ember.float16:
         vector, load = "float8", "vload_half8(0, (p) + (i))"
+    elif dt is ember.bfloat16:  # the top halves of floats
+        vector, load = "float8", "as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)"
     elif dt.itemsize == 8:
         vector = f"{ctype(dt)}8"
         load = f"(({vector})(vload4(0, (p) + (i)), vload4(0, (p) + (i) + 4)))"

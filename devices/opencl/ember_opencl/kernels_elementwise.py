@@ -107,7 +107,7 @@ def _bits(itemsize: int, k: int) -> str:
 def _scalar(dtype: Any) -> Convert:
     """A Python scalar of `dtype` as the kernel parameter: float16 stays in float (the
     op's math type, PyTorch's rule), bool is a uchar."""
-    if dtype is ember.float16:
+    if dtype is ember.float16 or dtype is ember.bfloat16:
         return np.float32
     if dtype is ember.bool:
         return np.uint8
@@ -116,7 +116,7 @@ def _scalar(dtype: Any) -> Convert:
 
 
 def _fill_in(expr: str, dtype: Any) -> str:
-    compute = "float" if dtype is ember.float16 else ctype(dtype)
+    compute = "float" if dtype is ember.float16 or dtype is ember.bfloat16 else ctype(dtype)
     return expr.format(
         T=compute,
         U=_UNSIGNED_C.get(dtype.name, "ulong"),

@@ -28,7 +28,9 @@ from ember_opencl.backend import BACKEND
 __all__ = ["product", "register"]
 
 _SOURCE: Final = (resources.files("ember_opencl") / "cl" / "gemm.cl").read_text()
-_DTYPES: Final = frozenset({"float16", "float32", "float64", "uint8", "int8", "int32", "int64"})
+_DTYPES: Final = frozenset(
+    {"float16", "bfloat16", "float32", "float64", "uint8", "int8", "int32", "int64"}
+)
 _WIDE: Final = frozenset({"float64", "int64"})  # 8-byte compute types: half-width vectors
 _SHAPE: Final = struct.Struct("14q")  # GemmShape in cl/gemm.cl
 

@@ -23,9 +23,10 @@ def array(storage: Storage, dt: dtype, offset: int, shape: Any, strides: Any) ->
 
 
 def _operand(x: Storage | Scalar, plan: ElementwisePlan | MatmulPlan, i: int) -> np.ndarray:
-    """Operand i of a plan, in its compute type (float16 computes in float32, as {T} in C)."""
+    """Operand i of a plan, in its compute type (float16 and bfloat16 compute in float32, as
+    {T} in C)."""
     dt = plan.dtypes[i]
-    compute = np.float32 if dt.name == "float16" else dt.numpy
+    compute = np.float32 if dt.name in ("float16", "bfloat16") else dt.numpy
     if isinstance(x, Storage):
         shape = plan.shapes[i] if isinstance(plan, MatmulPlan) else plan.shape
         view = array(x, dt, plan.offsets[i], shape, plan.strides[i])
@@ -65,7 +66,7 @@ def _reduction(reduce: Callable[[np.ndarray, Any, Any], Any], scan: bool = False
         x = array(a, plan.dtypes[1], plan.offsets[1], shape, strides)
         strides = plan.kept_out_strides + (plan.reduced_out_strides if scan else ())
         o = array(out, plan.dtypes[0], plan.offsets[0], shape[: len(strides)], strides)
-        accumulator = np.float64 if o.dtype.kind == "f" else o.dtype
+        accumulator = np.float64 if plan.dtypes[0].is_floating_point else o.dtype
         with np.errstate(all="ignore"):
             result = reduce(x, tuple(range(len(plan.kept), x.ndim)), accumulator)
             np.copyto(o, result, casting="unsafe")

@@ -84,7 +84,7 @@ def _unit(x: Words, i: int, dt: Any, plus: int = 0) -> np.ndarray:
     """dt's significand of top bits of words i (and i + 1), in [0, 1) (+ ulp: in (0, 1])."""
     if dt == F64:
         return ((((x[i] << U32) | x[i + 1]) >> U64(11)) + U64(plus)).astype(F64) * 2.0**-53
-    bits = 11 if dt == np.float16 else 24
+    bits = 11 if dt == np.float16 else 8 if np.dtype(dt).name == "bfloat16" else 24
     return ((x[i] >> U64(32 - bits)) + U64(plus)).astype(F32) * F32(2.0**-bits)
 
 

@@ -93,7 +93,7 @@ def _copy_to_host_tensor(dst: Tensor, src: Tensor, non_blocking: bool) -> None:
     if dst.numel() == 0:
         return
     wait_for_host(dst)
-    target = np.asarray(dst._host_view())
+    target = dst._host_array()
     backend = src._device._backend
     same_dtype = src._dtype is dst._dtype
     if backend.host_accessible or not dst._contiguous or not (same_dtype or non_blocking):
@@ -254,7 +254,7 @@ def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         and t._device._backend.host_accessible
     ):
         # Integer values passing through the host: their bounds spare index checks a read.
-        remember_host_values(out, np.asarray(t._host_view()))
+        remember_host_values(out, t._host_array())
     return _record_to(t, out)
 
 
@@ -308,7 +308,7 @@ def to_host_array(t: Tensor) -> np.ndarray:
     backend = t._device._backend
     if backend.host_accessible:
         wait_for_host(t)
-        return np.asarray(t._host_view())
+        return t._host_array()
     host = np.empty(t._shape, dtype=t._dtype.numpy)
     if host.size:
         _read(backend, t if t._contiguous else contiguous_copy(t), host, False)
@@ -331,5 +331,10 @@ def to_dlpack(t: Tensor, **kwargs: Any) -> Any:
     """A DLPack capsule sharing `t`'s memory (host devices, through NumPy's exporter)."""
     if not t._device._backend.host_accessible:
         raise BufferError(f"__dlpack__: {describe(t)} cannot be exported through DLPack")
+    if t._dtype is _dtype.bfloat16:
+        raise BufferError(
+            f"__dlpack__: {describe(t)} cannot be exported through DLPack: NumPy's exporter, "
+            "which Ember's goes through, has no bfloat16"
+        )
     array = np.asarray(t._host_view())
     return array.__dlpack__(**kwargs)

@@ -235,5 +235,6 @@ def _torch_name(dt: _dtype.dtype) -> str:
     names = {
         "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
         "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
+        "bfloat16": "BFloat16",
     }  # fmt: skip
     return names.get(dt.name, dt.name)

@@ -31,6 +31,7 @@ __all__ = [
 _TORCH_NAMES = {
     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
     "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
+    "bfloat16": "BFloat16",
 }  # fmt: skip
 
 

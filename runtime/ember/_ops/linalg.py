@@ -34,6 +34,7 @@ _CPP_NAMES = {
     "float16": "c10::Half",
     "float32": "float",
     "float64": "double",
+    "bfloat16": "c10::BFloat16",
 }
 
 

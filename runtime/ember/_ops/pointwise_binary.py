@@ -49,15 +49,38 @@ arctan2 = atan2
 
 def nextafter(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """The next representable value after input towards other (float32 and float64: the
-    kernels compute float16 in float32, whose neighbours float16 cannot hold)."""
+    kernels compute float16 in float32, whose neighbours float16 cannot hold; bfloat16,
+    which PyTorch supports, steps through float32 below)."""
     _check_nextafter(input, other)
+    if _dtype.result_type(input, other) is _dtype.bfloat16:
+        return write_out("nextafter", out, _nextafter_bfloat16(input, other))
     return _nextafter(input, other, out=out)
 
 
 def nextafter_(input: Tensor, other: Any) -> Tensor:
     """In place nextafter."""
     _check_nextafter(input, other)
+    if _dtype.result_type(input, other) is _dtype.bfloat16:
+        return apply_inplace("nextafter_", input, lambda x: _nextafter_bfloat16(x, other), other)
     return _inplace(names.BINARY["nextafter"], input, other)
+
+
+def _nextafter_bfloat16(input: Any, other: Any) -> Tensor:
+    """bfloat16 nextafter from float32's: bfloat16 is float32 less its 16 low mantissa bits,
+    with the same exponents, so its step from any value (normal, subnormal, across a binade)
+    is float32's times 2**16, and the sum is exact. Infinity steps to the largest finite
+    value; equal operands give `other` (so signed zeros follow it), as C's nextafter."""
+    a = cast(input, _dtype.float32)
+    b = cast(other, _dtype.float32) if isinstance(other, Tensor) else other
+    neighbour = _nextafter(a, b)  # NaN exactly where an operand is
+    stepped = ew.add(a, ew.mul(ew.sub(neighbour, a), 65536.0))
+    largest = unary.where(ew.lt(a, 0), -_BFLOAT16_MAX, _BFLOAT16_MAX)
+    stepped = unary.where(ew.eq(unary.abs(a), math.inf), largest, stepped)
+    stepped = unary.where(ew.ne(neighbour, neighbour), neighbour, stepped)
+    return cast(unary.where(ew.eq(a, b), b, stepped), _dtype.bfloat16)
+
+
+_BFLOAT16_MAX = 3.3895313892515355e38  # (2 - 2**-7) * 2**127
 
 
 def _check_nextafter(input: Any, other: Any) -> None:

@@ -158,7 +158,7 @@ def normal_(
     return t
 
 
-_MANTISSA_LIMIT = {"float16": 1 << 11, "float32": 1 << 24, "float64": 1 << 53}
+_MANTISSA_LIMIT = {"float16": 1 << 11, "float32": 1 << 24, "float64": 1 << 53, "bfloat16": 1 << 8}
 
 
 def random_(

@@ -63,6 +63,7 @@ _TORCH_NAMES = {
     "float16": "Half",
     "float32": "Float",
     "float64": "Double",
+    "bfloat16": "BFloat16",
 }
 
 
@@ -232,11 +233,11 @@ def mean(
     fused = _fused(MEAN, t)
     if fused is not None:
         return _run(fused, t, dims, keepdim, t._dtype)
-    if t._dtype is _dtype.float16:
+    if t._dtype is _dtype.float16 or t._dtype is _dtype.bfloat16:
         # PyTorch's half mean accumulates and divides in float: a half sum of more than
-        # 65504 would be inf before the division.
+        # 65504 would be inf before the division (and bfloat16 rounds once, at the end).
         wide = ew.div(sum(conv.to(t, _dtype.float32), dims, keepdim), _count(t._shape, dims))
-        return conv.to(wide, _dtype.float16)
+        return conv.to(wide, t._dtype)
     return ew.div(sum(t, dims, keepdim), _count(t._shape, dims))
 
 

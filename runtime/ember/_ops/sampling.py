@@ -104,7 +104,8 @@ def bernoulli(
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-               "int32": "Int", "int8": "Char", "uint8": "Byte", "bool": "Bool"}  # fmt: skip
+               "int32": "Int", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+               "bfloat16": "BFloat16"}  # fmt: skip
 
 
 def _name(t: Tensor) -> str:

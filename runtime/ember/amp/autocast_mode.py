@@ -26,7 +26,7 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_LOWER_DTYPES = (dtypes.float16, getattr(dtypes, "bfloat16", dtypes.float16))
+_LOWER_DTYPES = (dtypes.float16, dtypes.bfloat16)
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -43,8 +43,8 @@ def _reason(device_type: str) -> str:
 class autocast:
     """Run the ops inside in mixed precision: `with ember.autocast("cpu"): ...`.
 
-    matmul/linear/conv/bmm run in `dtype` (default: bfloat16 on cpu, float16 elsewhere;
-    float16 on cpu too until Ember has bfloat16), the float32-list ops (losses, and on
+    matmul/linear/conv/bmm run in `dtype` (default: bfloat16 on cpu, float16 elsewhere),
+    the float32-list ops (losses, and on
     non-cpu devices softmax/log_softmax/layer_norm/group_norm) in float32.
     `enabled=False` opens a region that turns autocast off for that device type.
     """

@@ -231,5 +231,10 @@ def get_device_capability(dev: Any = None) -> tuple[int, int]:
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
-    """False: Ember has no bfloat16 dtype yet (and without a GPU torch answers False too)."""
-    return False
+    """Whether a cuda device can hold bfloat16 tensors (False without one, as torch).
+
+    Ember's cuda kernels store bfloat16 and compute it in float on every GPU, which is
+    emulation in torch's sense below compute capability 8.0 (Ampere)."""
+    if not is_available():
+        return False
+    return including_emulation or get_device_capability()[0] >= 8

@@ -32,6 +32,7 @@ _FAMILY: Final = {
     "float16": "float",
     "float32": "float",
     "float64": "float",
+    "bfloat16": "float",
 }
 _INTS: Final = ("unsigned", "signed")
 _ALL: Final = ("bool", "unsigned", "signed", "float")
@@ -409,7 +410,9 @@ NUMPY_BINARY: Final[dict[str, dict[str, str]]] = {
 def numpy_convert(dst: str, src: str) -> str:
     """copy_'s conversion of `x` (a NumPy array of dtype src) before the cast to dst: the
     same C casts as `convert` (float to integer through int32, or int64 when either side
-    is 8 bytes wide)."""
+    is 8 bytes wide); float64 to bfloat16 through float32, as c10::BFloat16 rounds."""
+    if dst == "bfloat16" and src == "float64":
+        return "x.astype(np.float32)"
     if family(dst) in _INTS and family(src) == "float":
         wide = dst == "int64" or src == "float64"
         return f"x.astype(np.{'int64' if wide else 'int32'})"

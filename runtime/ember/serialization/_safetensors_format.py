@@ -224,12 +224,28 @@ def _fsync_directory(directory: str) -> None:
 # -- load ---------------------------------------------------------------------------------
 
 
+def _numpy_dtype(name: str) -> np.dtype:
+    """A safetensors dtype name as NumPy's: safetensors.numpy's table, and BF16 as ml_dtypes'
+    bfloat16 (ember.bfloat16's NumPy dtype), which that table lacks."""
+    if name == "BF16":
+        return _dtype.bfloat16.numpy
+    return np.dtype(safetensors.numpy._getdtype(name))
+
+
+def _load_arrays(data: bytes) -> dict[str, np.ndarray]:
+    """safetensors.numpy.load, knowing BF16."""
+    return {
+        key: np.frombuffer(view["data"], dtype=_numpy_dtype(view["dtype"])).reshape(view["shape"])
+        for key, view in safetensors.deserialize(data)
+    }
+
+
 def read(name: str, data: bytes, map_location: MapLocation) -> Any:
     """The object an Ember checkpoint (or any safetensors file, as a dict of tensors)
     holds; `name` names the file in errors."""
     metadata = _read_metadata(name, data)
     try:
-        arrays = safetensors.numpy.load(data)
+        arrays = _load_arrays(data)
     except Exception as error:  # safetensors' errors, and KeyError for dtypes NumPy lacks
         raise RuntimeError(f"ember.load: {name} is truncated or corrupted: {error}") from error
     if metadata is None or not (

@@ -110,14 +110,8 @@ class _Storage:
         array = np.frombuffer(self.raw, dtype=_NUMPY[dtype])
         if dtype != "bfloat16":
             return self.place(array, self.name, self.location)
-        # NumPy has no bfloat16: widen the bits to float32 (exact) and narrow on the device.
-        target = getattr(_dtype, "bfloat16", None)
-        if target is None:
-            raise RuntimeError(
-                f"ember.load: {file} holds bfloat16 tensors; this ember has no bfloat16"
-            )
-        wide = (array.astype(np.uint32) << 16).view(np.float32)
-        return self.place(wide, self.name, self.location).to(target)
+        # The raw bits as ml_dtypes' bfloat16, ember.bfloat16's NumPy dtype.
+        return self.place(array.view(_dtype.bfloat16.numpy), self.name, self.location)
 
 
 class _Rebuild:

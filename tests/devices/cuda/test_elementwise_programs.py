@@ -27,7 +27,7 @@ CHUNKS = 8
 #: Registers a hot elementwise kernel may use: 64 keeps 4 blocks of 256 threads per SM.
 REGISTER_BUDGET = 64
 DTYPES = [ember.bool, ember.uint8, ember.int8, ember.int32, ember.int64, ember.float16,
-          ember.float32, ember.float64]  # fmt: skip
+          ember.float32, ember.float64, ember.bfloat16]  # fmt: skip
 
 
 def test_every_variant_the_tables_define_is_rendered_once() -> None:

@@ -15,6 +15,7 @@
 #include "ember_cpu.h"
 
 #define EM_MAX_OPERANDS 4
+#define EM_BF16_SHIFT 4
 
 /* One inner loop over n elements; p and s are each operand's pointer and byte stride,
  * output first. Returns 0. */
@@ -29,7 +30,8 @@ typedef struct {
 } em_scalar;
 
 /* A rendered kernel: its "op.dtype" name, loop, operand count, which operands are float16
- * (bit k: the loop computes operand k in float, on blocks the iterator converts) and
+ * or bfloat16 (bit k: the loop computes operand k in float, on blocks the iterator
+ * converts; bit EM_BF16_SHIFT + k: that operand is bfloat16, not float16) and
  * each operand's item size. */
 typedef struct {
     const char* name;
@@ -75,6 +77,15 @@ static inline void em_float_to_half(const float* in, em_half* out, int64_t n) {
                          _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
 #endif
     for (; i < n; i++) out[i] = (em_half)in[i];
+}
+
+/* bfloat16 blocks: plain integer loops, which the compiler vectorises. */
+static inline void em_bf16_to_float(const em_bf16* in, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = em_bf16_to_f(in[i]);
+}
+
+static inline void em_float_to_bf16(const float* in, em_bf16* out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = em_f_to_bf16(in[i]);
 }
 
 #endif

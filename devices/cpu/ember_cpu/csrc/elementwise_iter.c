@@ -25,6 +25,20 @@ static int fail(const char* message, int value) {
     return 2;
 }
 
+/* Loads bfloat16 operand k (n elements, stride s) into out as float; stride 0 loads one. */
+static int64_t load_bf16(const char* p, int64_t s, float* out, int64_t n) {
+    if (s == 0) {
+        out[0] = em_bf16_to_f(*(const em_bf16*)p);
+        return 0;
+    }
+    if (s == sizeof(em_bf16)) {
+        em_bf16_to_float((const em_bf16*)p, out, n);
+    } else {
+        for (int64_t i = 0; i < n; i++) out[i] = em_bf16_to_f(*(const em_bf16*)(p + i * s));
+    }
+    return sizeof(float);
+}
+
 /* Loads float16 operand k (n elements, stride s) into out as float; stride 0 loads one. */
 static int64_t load_half(const char* p, int64_t s, float* out, int64_t n) {
     if (s == 0) {
@@ -53,11 +67,22 @@ static int call_loop(const em_iter* it, int64_t n, char* const* p, const int64_t
             q[j] = p[j] + i0 * s[j];
             qs[j] = s[j];
             if (!((k->half >> j) & 1) || j == side) continue;
-            qs[j] = j == 0 ? (int64_t)sizeof(float) : load_half(q[j], s[j], buf[j], m);
+            const int bf16 = (k->half >> (EM_BF16_SHIFT + j)) & 1;
+            qs[j] = j == 0  ? (int64_t)sizeof(float)
+                    : bf16 ? load_bf16(q[j], s[j], buf[j], m)
+                           : load_half(q[j], s[j], buf[j], m);
             q[j] = (char*)buf[j];
         }
         k->loop(m, q, qs, it->scalar);
-        if (k->half & 1) {
+        if (k->half & (1 << EM_BF16_SHIFT)) {
+            char* out = p[0] + i0 * s[0];
+            if (s[0] == sizeof(em_bf16)) {
+                em_float_to_bf16(buf[0], (em_bf16*)out, m);
+            } else {
+                for (int64_t i = 0; i < m; i++)
+                    *(em_bf16*)(out + i * s[0]) = em_f_to_bf16(buf[0][i]);
+            }
+        } else if (k->half & 1) {
             char* out = p[0] + i0 * s[0];
             if (s[0] == sizeof(em_half)) {
                 em_float_to_half(buf[0], (em_half*)out, m);
@@ -298,6 +323,10 @@ int em_arange(int dtype, int64_t n, intptr_t out, double start, double step, int
         EM_ARANGE(EM_FLOAT16, em_half)
         EM_ARANGE(EM_FLOAT32, float)
         EM_ARANGE(EM_FLOAT64, double)
+        case EM_BFLOAT16:
+            for (int64_t i = 0; i < n; i++)
+                ((em_bf16*)out)[i] = em_f_to_bf16((float)(start + (double)i * step));
+            return 0;
         default: return fail("arange_: not implemented for dtype code %d", dtype);
     }
 }

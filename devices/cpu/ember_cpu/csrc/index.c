@@ -358,17 +358,21 @@ DEFINE_SCATTER_ROWS(scatter_add_f32, float, ADD, 6)
 DEFINE_SCATTER_ROWS(scatter_add_f64, double, ADD, 7)
 
 typedef void (*scatter_rows_fn)(const geo_t*, char*, const int64_t*, const char*, int64_t);
+/* bfloat16 (code 8) is assigned as bits; its additions run on float32 copies (see
+ * kernels_index.py) and never reach SCATTER_ADD or PUT_ADD. */
 static const scatter_rows_fn SCATTER_ADD[8] = {
     scatter_add_b, scatter_add_u8, scatter_add_i8, scatter_add_i32,
     scatter_add_i64, scatter_add_f16, scatter_add_f32, scatter_add_f64,
 };
-static const scatter_rows_fn SCATTER_ASSIGN[8] = {
+static const scatter_rows_fn SCATTER_ASSIGN[EM_DTYPE_COUNT] = {
     scatter_1, scatter_1, scatter_1, scatter_4, scatter_8, scatter_2, scatter_4, scatter_8,
+    scatter_2,
 };
 
 /* geometry: shape (= index's), target strides, index strides, src strides */
 int em_scatter(intptr_t target, intptr_t src, intptr_t index, int dt, int ndim, int dim,
                int64_t target_dim_size, const int64_t* geometry, int accumulate) {
+    if (dt == EM_BFLOAT16 && accumulate) return no_bf16("scatter_add");
     geo_t g;
     geo_init(&g, ndim, geometry, geometry + ndim, geometry + 2 * ndim, geometry + 3 * ndim, DST,
              dim);
@@ -406,13 +410,15 @@ DEFINE_PUT(put_add_f32, float, ADD, 6)
 DEFINE_PUT(put_add_f64, double, ADD, 7)
 
 typedef void (*put_fn)(char*, const flat_t*, const int64_t*, const char*, int64_t);
-static const put_fn PUT[8] = {put_1, put_1, put_1, put_4, put_8, put_2, put_4, put_8};
+static const put_fn PUT[EM_DTYPE_COUNT] = {put_1, put_1, put_1, put_4, put_8,
+                                           put_2, put_4, put_8, put_2};
 static const put_fn PUT_ADD[8] = {put_add_b,   put_add_u8,  put_add_i8,  put_add_i32,
                                   put_add_i64, put_add_f16, put_add_f32, put_add_f64};
 
 /* target.flatten()[index[i]] (+)= values[i]; geometry: target shape, target strides. */
 int em_index_put(intptr_t target, intptr_t index, intptr_t values, int dt, int64_t n,
                  int accumulate, int ndim, const int64_t* geometry) {
+    if (dt == EM_BFLOAT16 && accumulate) return no_bf16("index_put (accumulate)");
     flat_t f;
     flat_init(&f, ndim, geometry, geometry + ndim, 0);
     const int64_t* pindex = (const int64_t*)index;
@@ -457,6 +463,7 @@ static const fill_fn FILL[8] = {fill_u8,  fill_u8,  fill_i8,  fill_i32,
 
 /* geometry: shape, strides */
 int64_t em_count_nonzero(int dt, intptr_t a, int ndim, const int64_t* geometry) {
+    if (dt == EM_BFLOAT16) return -1; /* kernels_index.py widens bfloat16 first */
     flat_t f;
     flat_init(&f, ndim, geometry, geometry + ndim, 0);
     if (f.numel == 0) return 0;
@@ -467,6 +474,7 @@ int64_t em_count_nonzero(int dt, intptr_t a, int ndim, const int64_t* geometry) 
  * in row-major order. */
 int em_nonzero(int dt, intptr_t out, intptr_t a, int ndim, const int64_t* geometry,
                int64_t count) {
+    if (dt == EM_BFLOAT16) return no_bf16("nonzero");
     if (ndim == 0 || count == 0) return 0;
     flat_t f;
     flat_init(&f, ndim, geometry, geometry + ndim, 1);

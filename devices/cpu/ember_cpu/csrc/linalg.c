@@ -65,7 +65,7 @@ typedef struct {
 } copy_job_t;
 
 /* dense (type DT) = strided (type ST) */
-#define DEFINE_PACK(NAME, DT, ST)                                                        \
+#define DEFINE_PACK_CVT(NAME, DT, ST, CVT)                                                       \
     static void NAME##_part(void* ctx, int t, int nt) {                                   \
         const copy_job_t* job = ctx;                                                      \
         const mat_t* m = job->strided;                                                    \
@@ -74,9 +74,9 @@ typedef struct {
             const ST* s = (const ST*)m->p + (r / m->rows) * m->sbatch + (r % m->rows) * m->srow; \
             DT* d = (DT*)job->dense + r * m->cols;                                        \
             if (m->scol == 1) {                                                           \
-                for (int64_t j = 0; j < m->cols; j++) d[j] = (DT)s[j];                    \
+                for (int64_t j = 0; j < m->cols; j++) d[j] = CVT(s[j]);                    \
             } else {                                                                      \
-                for (int64_t j = 0; j < m->cols; j++) d[j] = (DT)s[j * m->scol];          \
+                for (int64_t j = 0; j < m->cols; j++) d[j] = CVT(s[j * m->scol]);          \
             }                                                                             \
         }                                                                                 \
     }                                                                                     \
@@ -86,7 +86,7 @@ typedef struct {
     }
 
 /* strided (type DT) = dense (type ST) */
-#define DEFINE_UNPACK(NAME, DT, ST)                                                      \
+#define DEFINE_UNPACK_CVT(NAME, DT, ST, CVT)                                                     \
     static void NAME##_part(void* ctx, int t, int nt) {                                   \
         const copy_job_t* job = ctx;                                                      \
         const mat_t* m = job->strided;                                                    \
@@ -94,7 +94,7 @@ typedef struct {
         for (int64_t r = rows * t / nt; r < rows * (t + 1) / nt; r++) {                   \
             DT* d = (DT*)m->p + (r / m->rows) * m->sbatch + (r % m->rows) * m->srow;      \
             const ST* s = (const ST*)job->dense + r * m->cols;                            \
-            for (int64_t j = 0; j < m->cols; j++) d[j * m->scol] = (DT)s[j];              \
+            for (int64_t j = 0; j < m->cols; j++) d[j * m->scol] = CVT(s[j]);              \
         }                                                                                 \
     }                                                                                     \
     static void NAME(const mat_t* dst, ST* dense, int64_t batch) {                        \
@@ -102,12 +102,16 @@ typedef struct {
         run_parts(batch * dst->rows * dst->cols, batch * dst->rows, NAME##_part, &job);   \
     }
 
+#define DEFINE_PACK(NAME, DT, ST) DEFINE_PACK_CVT(NAME, DT, ST, (DT))
+#define DEFINE_UNPACK(NAME, DT, ST) DEFINE_UNPACK_CVT(NAME, DT, ST, (DT))
 DEFINE_PACK(pack_f32, float, float)
 DEFINE_PACK(pack_f64, double, double)
 DEFINE_PACK(pack_f16_f32, float, em_half)
 DEFINE_UNPACK(unpack_f32, float, float)
 DEFINE_UNPACK(unpack_f64, double, double)
 DEFINE_UNPACK(unpack_f32_f16, em_half, float)
+DEFINE_PACK_CVT(pack_bf16_f32, float, em_bf16, em_bf16_to_f)
+DEFINE_UNPACK_CVT(unpack_f32_bf16, em_bf16, float, em_f_to_bf16)
 
 static int out_of_memory(void) {
     strcpy(em_error_message, "out of memory");
@@ -251,8 +255,8 @@ static int gemm_real(int f64, int64_t batch, mat_t a, mat_t b, mat_t c) {
     return status;
 }
 
-/* float16: pack to float32, sgemm, round once into the output. */
-static int gemm_half(int64_t batch, mat_t a, mat_t b, mat_t c) {
+/* float16 and bfloat16: pack to float32, sgemm, round once into the output. */
+static int gemm_half(int bf16, int64_t batch, mat_t a, mat_t b, mat_t c) {
     int64_t m = c.rows, n = c.cols, k = a.cols;
     int64_t ab = a.sbatch == 0 ? 1 : batch, bb = b.sbatch == 0 ? 1 : batch;
     float* pa = malloc((size_t)(ab * m * k) * sizeof(float));
@@ -262,13 +266,19 @@ static int gemm_half(int64_t batch, mat_t a, mat_t b, mat_t c) {
     if (!pa || !pb || !pc) {
         status = out_of_memory();
     } else {
-        pack_f16_f32(pa, &a, ab);
-        pack_f16_f32(pb, &b, bb);
+        if (bf16) {
+            pack_bf16_f32(pa, &a, ab);
+            pack_bf16_f32(pb, &b, bb);
+        } else {
+            pack_f16_f32(pa, &a, ab);
+            pack_f16_f32(pb, &b, bb);
+        }
         mat_t fa = {(char*)pa, m, k, k, 1, a.sbatch == 0 ? 0 : m * k};
         mat_t fb = {(char*)pb, k, n, n, 1, b.sbatch == 0 ? 0 : k * n};
         mat_t fc = {(char*)pc, m, n, n, 1, m * n};
         status = gemm_real(0, batch, fa, fb, fc);
-        if (!status) unpack_f32_f16(&c, pc, batch);
+        if (!status && bf16) unpack_f32_bf16(&c, pc, batch);
+        if (!status && !bf16) unpack_f32_f16(&c, pc, batch);
     }
     free(pa);
     free(pb);
@@ -377,7 +387,8 @@ int em_bmm(int dt, intptr_t out, intptr_t a, intptr_t b, const int64_t* g) {
     switch (dt) {
         case EM_FLOAT32: return gemm_real(0, batch, ma, mb, mc);
         case EM_FLOAT64: return gemm_real(1, batch, ma, mb, mc);
-        case EM_FLOAT16: return gemm_half(batch, ma, mb, mc);
+        case EM_FLOAT16: return gemm_half(0, batch, ma, mb, mc);
+        case EM_BFLOAT16: return gemm_half(1, batch, ma, mb, mc);
         default: return gemm_int(dt, batch, ma, mb, mc);
     }
 }

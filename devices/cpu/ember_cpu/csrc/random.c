@@ -44,6 +44,18 @@ typedef void (*random_fn)(int64_t n, char* out, const random_params* r);
         }                                                                              \
     }
 
+/* bfloat16: the float value, rounded to nearest even. */
+#define EM_RANDOM_LOOP_BF16(NAME, VALUE)                                               \
+    static void NAME(int64_t n, char* out, const random_params* r) {                   \
+        _Pragma("omp parallel for num_threads(em_threads()) if (n >= EM_PARALLEL_GRAIN)") \
+        for (int64_t i = 0; i < n; i++) {                                              \
+            em_philox4 x = draw(r, i);                                                 \
+            ((em_bf16*)out)[i] = em_f_to_bf16((float)(VALUE));                         \
+        }                                                                              \
+    }
+
+EM_RANDOM_LOOP_BF16(uniform_bf16, em_uniform_bf16(x, (float)r->a, (float)r->b))
+EM_RANDOM_LOOP_BF16(normal_bf16, em_normal_f32(x, (float)r->a, (float)r->b))
 EM_RANDOM_LOOP(uniform_f16, em_half, em_uniform_f16(x, (float)r->a, (float)r->b))
 EM_RANDOM_LOOP(uniform_f32, float, em_uniform_f32(x, (float)r->a, (float)r->b))
 EM_RANDOM_LOOP(uniform_f64, double, em_uniform_f64(x, r->a, r->b))
@@ -60,15 +72,19 @@ EM_RANDOM_LOOP(random_i64, int64_t, EM_RANDOM_INT)
 EM_RANDOM_LOOP(random_f16, em_half, EM_RANDOM_INT)
 EM_RANDOM_LOOP(random_f32, float, EM_RANDOM_INT)
 EM_RANDOM_LOOP(random_f64, double, EM_RANDOM_INT)
+EM_RANDOM_LOOP_BF16(random_bf16, EM_RANDOM_INT)
 
-static const random_fn uniform_table[8] = {[5] = uniform_f16, uniform_f32, uniform_f64};
-static const random_fn normal_table[8] = {[5] = normal_f16, normal_f32, normal_f64};
-static const random_fn random_table[8] = {random_b,   random_u8,  random_i8,  random_i32,
-                                          random_i64, random_f16, random_f32, random_f64};
+static const random_fn uniform_table[EM_DTYPE_COUNT] = {[5] = uniform_f16, uniform_f32,
+                                                        uniform_f64, uniform_bf16};
+static const random_fn normal_table[EM_DTYPE_COUNT] = {[5] = normal_f16, normal_f32, normal_f64,
+                                                       normal_bf16};
+static const random_fn random_table[EM_DTYPE_COUNT] = {
+    random_b,   random_u8,  random_i8,  random_i32,  random_i64,
+    random_f16, random_f32, random_f64, random_bf16};
 
 static int run_random(const random_fn* table, int dtype, int64_t n, intptr_t t,
                       const random_params* params) {
-    if (dtype < 0 || dtype > 7 || !table[dtype]) {
+    if (dtype < 0 || dtype >= EM_DTYPE_COUNT || !table[dtype]) {
         snprintf(em_error_message, sizeof em_error_message, "not implemented for dtype code %d",
                  dtype);
         return 2;

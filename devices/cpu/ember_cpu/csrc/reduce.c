@@ -523,6 +523,7 @@ static int run_columns(const plan_t* pl, const dims_t* outer, int64_t m, int64_t
 int em_reduce(int op, int in_dt, int out_dt, intptr_t out, intptr_t a, int nk, int nr,
               const char* geometry) {
     if (nk > EM_MAX_DIMS || nr > EM_MAX_DIMS) return too_many_dims(nk > nr ? nk : nr);
+    if (in_dt == EM_BFLOAT16) return no_bf16("reduce");
     plan_t pl = {.op = op, .red = &REDUCTIONS[op][in_dt], .isz = ITEMSIZE[in_dt],
                  .out_dt = out_dt, .osz = ITEMSIZE[out_dt], .a = (const char*)a,
                  .out = (char*)out};

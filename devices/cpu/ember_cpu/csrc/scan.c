@@ -269,6 +269,7 @@ static void arg_cols_part(void* ctx, int t, int nt) {
 }
 
 int em_argextreme(int is_max, int dt, intptr_t out, intptr_t a, int nk, const char* geometry) {
+    if (dt == EM_BFLOAT16) return no_bf16("argmax/argmin");
     if (nk > EM_MAX_DIMS) return too_many_dims(nk);
     arg_t g;
     dims_t along;
@@ -404,6 +405,7 @@ static void scan_cols_part(void* ctx, int t, int nt) {
 }
 
 int em_cumsum(int in_dt, int out_dt, intptr_t out, intptr_t a, int nk, const char* geometry) {
+    if (in_dt == EM_BFLOAT16 || out_dt == EM_BFLOAT16) return no_bf16("cumsum");
     if (nk > EM_MAX_DIMS) return too_many_dims(nk);
     scan_t g;
     dims_t along;

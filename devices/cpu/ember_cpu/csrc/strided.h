@@ -25,10 +25,18 @@ typedef int8_t v32i8 __attribute__((vector_size(32), aligned(1), may_alias));
 typedef int32_t v8i32 __attribute__((vector_size(32), aligned(4), may_alias));
 typedef int64_t v4i64 __attribute__((vector_size(32), aligned(8), may_alias));
 
-static const int ITEMSIZE[8] = {1, 1, 1, 4, 8, 2, 4, 8};
+static const int ITEMSIZE[EM_DTYPE_COUNT] = {1, 1, 1, 4, 8, 2, 4, 8, 2};
 
-static inline int is_float(int dt) { return dt >= EM_FLOAT16; }
+static inline int is_float(int dt) { return dt >= EM_FLOAT16; } /* bfloat16 (8) too */
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* The families that read bfloat16 through a float32 copy made by the Python kernel (see
+ * ember_cpu/_bf16.py) never see its code; any other call is refused here. */
+static inline int no_bf16(const char* op) {
+    snprintf(em_error_message, sizeof em_error_message,
+             "%s: not implemented for 'BFloat16' on the cpu device", op);
+    return 2;
+}
 
 static inline int too_many_dims(int ndim) {
     snprintf(em_error_message, sizeof em_error_message,
@@ -54,6 +62,7 @@ static inline void store(int dt, char* dst, acc_t v, int fl) {
         case EM_INT64: *(int64_t*)dst = fl ? (int64_t)v.f : v.i; break;
         case EM_FLOAT16: *(em_half*)dst = (em_half)(fl ? v.f : (double)v.i); break;
         case EM_FLOAT32: *(float*)dst = (float)(fl ? v.f : (double)v.i); break;
+        case EM_BFLOAT16: *(em_bf16*)dst = em_f_to_bf16((float)(fl ? v.f : (double)v.i)); break;
         default: *(double*)dst = fl ? v.f : (double)v.i; break;
     }
 }

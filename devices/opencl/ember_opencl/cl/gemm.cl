@@ -46,6 +46,16 @@
 #define CT float
 #define LOAD(p, i) vload_half((size_t)(i), (p))
 #define STORE(p, i, v) vstore_half_rte((v), (size_t)(i), (p))
+#elif defined(EM_BFLOAT16)
+/* bfloat16: the top half of a float; products in float, rounded once to nearest even */
+#define ST ushort
+#define CT float
+#define LOAD(p, i) as_float((uint)(p)[i] << 16)
+static inline ushort em_bf16_round(float v) {
+    const uint u = as_uint(v);
+    return isnan(v) ? (ushort)0x7FC0 : (ushort)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+#define STORE(p, i, v) ((p)[i] = em_bf16_round(v))
 #elif defined(EM_FLOAT32)
 #define ST float
 #define CT float

@@ -5,11 +5,18 @@
  * Specialised by the host with:
  *   EM_T        storage type of t (half for float16, accessed with vload_half/vstore_half)
  *   EM_DTYPE    dtype code (0 bool, 1 uint8, 2 int8, 3 int32, 4 int64, 5 float16,
- *               6 float32, 7 float64)
+ *               6 float32, 7 float64, 8 bfloat16)
  * plus the geometry declaration (EmGeometry, em_offset) prepended by the host.
  */
 #if EM_DTYPE == 5
 #define EM_STORE(p, i, v) vstore_half((v), (i), (p))
+#elif EM_DTYPE == 8
+/* bfloat16 (ushort): the float value rounded to nearest even, NaN quiet */
+static inline ushort em_bf16_round(float v) {
+    const uint u = as_uint(v);
+    return isnan(v) ? (ushort)0x7FC0 : (ushort)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+#define EM_STORE(p, i, v) ((p)[i] = em_bf16_round(v))
 #else
 #define EM_STORE(p, i, v) ((p)[i] = (v))
 #endif
@@ -34,6 +41,9 @@ EM_RANDOM_KERNEL(em_normal, em_normal_f32(x, a, b), float a, float b)
 #elif EM_DTYPE == 7
 EM_RANDOM_KERNEL(em_uniform, em_uniform_f64(x, a, b), double a, double b)
 EM_RANDOM_KERNEL(em_normal, em_normal_f64(x, a, b), double a, double b)
+#elif EM_DTYPE == 8
+EM_RANDOM_KERNEL(em_uniform, em_uniform_bf16(x, a, b), float a, float b)
+EM_RANDOM_KERNEL(em_normal, em_normal_f32(x, a, b), float a, float b)
 #endif
 
 /* random_ stores with copy_'s conversion: integers wrap, floats round to nearest, bool is

@@ -30,6 +30,7 @@ IntArg = int | Sequence[int]
 _CPP_NAMES = {
     "uint8": "unsigned char", "int8": "signed char", "int32": "int", "int64": "long int",
     "float16": "c10::Half", "float32": "float", "float64": "double", "bool": "bool",
+    "bfloat16": "c10::BFloat16",
 }  # fmt: skip
 
 

@@ -262,7 +262,7 @@ def _fused_backward(node: Any, g: Tensor) -> Sequence[Tensor | None]:
 
 
 def _compute_dtype(dt: _dtype.dtype) -> _dtype.dtype:
-    return _dtype.float32 if dt is _dtype.float16 else dt
+    return _dtype.float32 if dt is _dtype.float16 or dt is _dtype.bfloat16 else dt
 
 
 def _requires(t: Tensor | None) -> bool:

@@ -36,9 +36,9 @@ ADAPTIVE_AVG_POOL2D_BACKWARD: Final = names.ADAPTIVE_AVG_POOL2D_BACKWARD
 # PyTorch's scalar type names, used in its "not implemented for" errors.
 _TORCH_NAMES: Final = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int32": "Int", "int64": "Long",
-    "float16": "Half", "float32": "Float", "float64": "Double",
+    "float16": "Half", "float32": "Float", "float64": "Double", "bfloat16": "BFloat16",
 }  # fmt: skip
-_FLOATS: Final = frozenset({"float16", "float32", "float64"})
+_FLOATS: Final = frozenset({"float16", "float32", "float64", "bfloat16"})
 
 
 def max_pool2d(

@@ -125,8 +125,9 @@ def _lowest(dt: _dtype.dtype) -> float | int:
 
 
 def _compute_dtype(dt: _dtype.dtype) -> _dtype.dtype:
-    """float16 averages in float32, as the cpu kernels do (a half sum overflows early)."""
-    return _dtype.float32 if dt is _dtype.float16 else dt
+    """float16 and bfloat16 average in float32, as the cpu kernels do (a half sum
+    overflows early)."""
+    return _dtype.float32 if dt is _dtype.float16 or dt is _dtype.bfloat16 else dt
 
 
 def _as_output(out: Tensor, dt: _dtype.dtype) -> Tensor:

@@ -95,6 +95,11 @@ EM_FN float em_uniform_f16(em_philox4 x, float lo, float hi) {
     return fmaf((float)(x.x0 >> 21) * EM_TWO_POW_M11, hi - lo, lo);
 }
 
+/* bfloat16 keeps 8 significant bits: 8 random bits on [0, 1), so 1.0 is never drawn. */
+EM_FN float em_uniform_bf16(em_philox4 x, float lo, float hi) {
+    return fmaf((float)(x.x0 >> 24) * 0.00390625f, hi - lo, lo);
+}
+
 EM_FN float em_uniform_f32(em_philox4 x, float lo, float hi) {
     return fmaf((float)(x.x0 >> 8) * EM_TWO_POW_M24, hi - lo, lo);
 }

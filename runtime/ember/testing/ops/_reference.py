@@ -19,13 +19,15 @@ Shape = tuple[int, ...]
 
 BOOL = ember.bool
 INTS = (ember.uint8, ember.int8, ember.int32, ember.int64)
-FLOATS = (ember.float16, ember.float32, ember.float64)
+FLOATS = (ember.float16, ember.float32, ember.float64, ember.bfloat16)
 DTYPES = (BOOL, *INTS, *FLOATS)
 
 #: relative tolerance of a float result dtype; integer and bool results compare exactly
-RTOL = {ember.float16: 1e-2, ember.float32: 1e-5, ember.float64: 1e-12}
+#: (bfloat16 keeps 8 significant bits: one rounding is 2**-9 relative, and its results are
+#: rounded from float computations on already-rounded operands)
+RTOL = {ember.float16: 1e-2, ember.float32: 1e-5, ember.float64: 1e-12, ember.bfloat16: 2e-2}
 #: absolute tolerance for results of magnitude about one
-ATOL = {ember.float16: 1e-3, ember.float32: 1e-6, ember.float64: 1e-12}
+ATOL = {ember.float16: 1e-3, ember.float32: 1e-6, ember.float64: 1e-12, ember.bfloat16: 1e-2}
 
 ERF = np.vectorize(math.erf, otypes=[np.float64])
 

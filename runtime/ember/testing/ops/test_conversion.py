@@ -178,7 +178,7 @@ def test_array_protocol(device: str, dtype: ember.dtype, rng) -> None:
 def test_dlpack_round_trip(device: str, dtype: ember.dtype, rng) -> None:
     values = sample((3, 4), dtype, rng)
     tensor = make(values, device)
-    if not is_host_device(device):
+    if not is_host_device(device) or dtype is ember.bfloat16:  # NumPy exports no bfloat16
         with pytest.raises(BufferError):
             tensor.__dlpack__()
         return

@@ -20,16 +20,23 @@ SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 2.5, 
 
 
 def _torch(values: Any, dtype: ember.dtype) -> Any:
-    return torch.tensor(np.asarray(values), dtype=getattr(torch, dtype.name))
+    array = np.asarray(values)
+    if dtype is ember.bfloat16:
+        # torch reads no ml_dtypes arrays, and its float32 -> bfloat16 cast turns every NaN
+        # negative: hand it the bits themselves, so signbit and copysign see the same NaN
+        bits = np.ascontiguousarray(array.astype(dtype.numpy)).view(np.int16)
+        return torch.tensor(bits).view(torch.bfloat16)
+    return torch.tensor(array, dtype=getattr(torch, dtype.name))
 
 
 def _same(result: ember.Tensor, want: Any, *, exact: bool = False) -> None:
     """result equals torch's `want`: dtype, shape and values (NaN equal to NaN)."""
     dtype = getattr(ember, str(want.dtype).removeprefix("torch."))
-    expected = want.numpy()
+    # torch has no NumPy bfloat16: its values widen exactly to float32 (compared as such)
+    expected = want.float().numpy() if dtype is ember.bfloat16 else want.numpy()
     if exact or not dtype.is_floating_point:
         assert result.dtype is dtype
-        np.testing.assert_array_equal(host(result), expected)
+        np.testing.assert_array_equal(host(result).astype(expected.dtype), expected)
     else:
         assert_close(result, expected.astype(np.float64), dtype)
 
