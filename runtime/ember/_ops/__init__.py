@@ -105,6 +105,8 @@ from ember._ops.triangle import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
 from ember._ops.uniqueness import *  # noqa: F403
 from ember._ops.windows import *  # noqa: F403
+from ember._ops import contractions as _contractions
+from ember._ops.contractions import *  # noqa: F403
 from ember.autograd import _api as _autograd_api
 
 __all__: list[str] = []
@@ -154,5 +156,6 @@ __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
 __all__ += pointwise_math.__all__ + pointwise_binary.__all__ + predicates.__all__
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
 
+__all__ += _contractions.__all__
 # The tensor layer and autograd, below this package, reach ops through `ember._upper`.
 _upper.bind(sys.modules[__name__], _autograd_api)
