@@ -1024,8 +1024,31 @@ from ember._torch_longtail import (  # noqa: E402
     to_dlpack,
 )
 
-__all__ += _torch_longtail.__all__
-__all__ += ["adjoint", "as_strided_scatter", "chain_matmul", "has_openmp", "tensordot"]
+__all__ += [
+    "AcceleratorError",
+    "FatalError",
+    "GradScaler",
+    "addmv_",
+    "adjoint",
+    "as_strided_",
+    "as_strided_scatter",
+    "chain_matmul",
+    "detach_",
+    "has_lapack",
+    "has_mkl",
+    "has_openmp",
+    "has_spectral",
+    "resize_as_",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+    "set_autocast_gpu_dtype",
+    "set_default_tensor_type",
+    "set_flush_denormal",
+    "tensordot",
+    "to_dlpack",
+]
 
 # Asks the cpu device how its kernels were built (the plugins are loaded by now).
 has_openmp: bool = _torch_longtail.has_openmp()

@@ -38,11 +38,11 @@ to_dlpack = conversion.to_dlpack
 
 
 class AcceleratorError(RuntimeError):
-    """An error reported by an accelerator's runtime (torch.AcceleratorError)."""
+    """Exception raised while executing on device (torch.AcceleratorError)."""
 
 
-class FatalError(RuntimeError):
-    """An unrecoverable runtime error (torch.FatalError)."""
+class FatalError(Exception):
+    """An unrecoverable error; like torch.FatalError, an Exception but not a RuntimeError."""
 
 
 def has_openmp() -> bool:
@@ -60,9 +60,7 @@ def detach_(input: Tensor) -> Tensor:
     return input.detach_()
 
 
-def as_strided_(
-    input: Tensor, size: Any, stride: Any, storage_offset: int | None = None
-) -> Tensor:
+def as_strided_(input: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
     return inplace_views.as_strided_(input, size, stride, storage_offset)
 
 

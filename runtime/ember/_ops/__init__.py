@@ -11,6 +11,7 @@ from ember._ops import (
     arrangement,
     blocks,
     calculus,
+    contractions,
     conversion,
     counting,
     covariance,
@@ -59,6 +60,7 @@ from ember._ops.arrangement import *  # noqa: F403
 from ember._ops.blocks import *  # noqa: F403
 from ember._ops.blocks import cumsum_, unfold
 from ember._ops.calculus import *  # noqa: F403
+from ember._ops.contractions import *  # noqa: F403
 from ember._ops.conversion import *  # noqa: F403
 from ember._ops.conversion import dlpack_device, to_dlpack, to_host_array
 from ember._ops.counting import *  # noqa: F403
@@ -105,8 +107,6 @@ from ember._ops.triangle import *  # noqa: F403
 from ember._ops.unary import *  # noqa: F403
 from ember._ops.uniqueness import *  # noqa: F403
 from ember._ops.windows import *  # noqa: F403
-from ember._ops import contractions as _contractions
-from ember._ops.contractions import *  # noqa: F403
 from ember.autograd import _api as _autograd_api
 
 __all__: list[str] = []
@@ -156,6 +156,6 @@ __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
 __all__ += pointwise_math.__all__ + pointwise_binary.__all__ + predicates.__all__
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
 
-__all__ += _contractions.__all__
+__all__ += contractions.__all__
 # The tensor layer and autograd, below this package, reach ops through `ember._upper`.
 _upper.bind(sys.modules[__name__], _autograd_api)

@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import _dtype
-from ember._ops import creation, indexing, linalg_products
+from ember._ops import creation, indexing, linalg_products, unary
+from ember._ops import elementwise as ew
 from ember._ops import shape as sh
 from ember._ops._meta import wrap_dim
 from ember._ops._view_geometry import as_strided
@@ -38,9 +39,7 @@ def _dim_lists(a: Tensor, b: Tensor, dims: Any) -> tuple[list[int], list[int]]:
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
         if dims > min(a.ndim, b.ndim):
-            raise RuntimeError(
-                f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}"
-            )
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         return list(range(a.ndim - dims, a.ndim)), list(range(dims))
     if not isinstance(dims, (list, tuple)) or len(dims) != 2:
         raise TypeError(f"tensordot(): dims must be an int or a pair of lists, got {dims!r}")
@@ -131,25 +130,47 @@ def as_strided_scatter(
     stride: Sequence[int],
     storage_offset: int | None = None,
 ) -> Tensor:
-    """A copy of `input` with `src` written where `copy.as_strided(size, stride, offset)`
-    reads; `copy` has input's layout when that is dense (as torch's clone), else is
-    contiguous, and its storage starts at offset 0."""
+    """A copy of `input` with `src` written where `input.as_strided(size, stride, offset)`
+    reads. As torch: the write goes to a copy of input's whole storage, which is then read
+    back through input's own geometry (so a non-contiguous input sees only the written
+    elements that fall inside it)."""
     shape = tuple(operator.index(n) for n in size)
+    strides = tuple(operator.index(n) for n in stride)
     if tuple(src._shape) != shape:
         raise RuntimeError(
             "expected src to have a size equal to the slice of self. src size = "
             f"{list(src._shape)}, slice size = {list(shape)}"
         )
-    # A tensor laid out as the copy would be, holding each element's logical index: viewing
-    # its storage with the requested geometry tells which logical elements are written.
-    layout = creation.empty_like(input, dtype=_dtype.int64)
-    count = input.numel()
-    layout.copy_(sh.reshape(creation.arange(count, device=input._device), input._shape))
-    offset = 0 if storage_offset is None else storage_offset
-    positions = sh.reshape(as_strided(layout, shape, stride, offset), (-1,))
-    flat = sh.reshape(input, (-1,))
-    written = indexing.scatter(flat, 0, positions, sh.reshape(src.to(input._dtype), (-1,)))
-    return sh.reshape(written, input._shape)
+    offset = input._offset if storage_offset is None else operator.index(storage_offset)
+    itemsize = input._dtype.itemsize
+    slots = input._storage.nbytes // itemsize
+    needed = (
+        0
+        if 0 in shape
+        else offset + 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
+    )
+    if needed > slots:
+        raise RuntimeError(
+            f"setStorage: sizes {list(shape)}, strides {list(strides)}, storage offset {offset}, "
+            f"and itemsize {itemsize} requiring a storage size of {needed * itemsize} are out of "
+            f"bounds for storage of size {slots * itemsize}"
+        )
+    # Storage slot numbers, viewed with each geometry: where src goes, where input reads.
+    slot = creation.arange(slots, dtype=_dtype.int64, device=input._device)
+    targets = sh.reshape(as_strided(slot, shape, strides, offset), (-1,))
+    reads = sh.reshape(as_strided(slot, input._shape, input._strides, input._offset), (-1,))
+    # Which src element (or -1) each slot holds, then which each input element reads.
+    count = targets.numel()
+    holder = creation.full((slots,), -1, dtype=_dtype.int64, device=input._device)
+    order = creation.arange(count, dtype=_dtype.int64, device=input._device)
+    holder = indexing.scatter(holder, 0, targets, order)
+    found = indexing.index_select(holder, 0, reads)
+    flat_src = sh.reshape(src.to(input._dtype), (-1,))
+    if count == 0:
+        return unary.where(ew.ge(sh.reshape(found, input._shape), 0), input, input)
+    picked = indexing.index_select(flat_src, 0, unary.clamp(found, 0))
+    written = ew.ge(found, 0)
+    return sh.reshape(unary.where(written, picked, sh.reshape(input, (-1,))), input._shape)
 
 
 def resize(t: Tensor, *sizes: Any) -> Tensor:
@@ -180,9 +201,7 @@ def _resized(t: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 def _inplace_product(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def function(input: Tensor, a: Tensor, b: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-        return apply_inplace(
-            f"{name}_", input, lambda t: op(t, a, b, beta=beta, alpha=alpha), a, b
-        )
+        return apply_inplace(f"{name}_", input, lambda t: op(t, a, b, beta=beta, alpha=alpha), a, b)
 
     function.__name__ = function.__qualname__ = f"{name}_"
     function.__doc__ = f"In-place `{name}`: input = beta * input + alpha * (product)."

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 # Chained and stacked datasets, weighted sampling.
-from ember.utils.data._more import (  # noqa: E402
+from ember.utils.data._more import (
     ChainDataset,
     StackDataset,
     WeightedRandomSampler,

@@ -68,7 +68,9 @@ class StackDataset(Dataset[Any]):
     def __getitems__(self, indices: list[Any]) -> list[Any]:
         """A batch at once, through each part's own `__getitems__` where it has one."""
         named = isinstance(self.datasets, dict)
-        items = self.datasets.items() if isinstance(self.datasets, dict) else enumerate(self.datasets)
+        items = (
+            self.datasets.items() if isinstance(self.datasets, dict) else enumerate(self.datasets)
+        )
         columns: list[tuple[Any, list[Any]]] = []
         for key, dataset in items:
             fetch = getattr(dataset, "__getitems__", None)
