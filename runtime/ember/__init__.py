@@ -1051,7 +1051,7 @@ __all__ += [
 ]
 
 # Asks the cpu device how its kernels were built (the plugins are loaded by now).
-has_openmp: bool = _torch_longtail.has_openmp()
+has_openmp = _torch_longtail.has_openmp()
 
 # Print options (ember._printoptions), read by the tensor repr.
 from ember._printoptions import set_printoptions  # noqa: E402

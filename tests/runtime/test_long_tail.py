@@ -312,3 +312,13 @@ def test_as_strided_scatter_non_dense_input_as_torch(stride: tuple[int, ...], st
         torch.arange(12.0).reshape(3, 4)[:, start::2], torch.tensor(src), (3,), stride, 0
     )
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_utils_dlpack_round_trip() -> None:
+    from ember.utils import dlpack
+
+    x = ember.arange(6.0).reshape(2, 3)
+    back = dlpack.from_dlpack(dlpack.to_dlpack(x))
+    np.testing.assert_array_equal(back.numpy(), x.numpy())
+    from_torch = dlpack.from_dlpack(torch.arange(4.0))
+    np.testing.assert_array_equal(from_torch.numpy(), [0.0, 1.0, 2.0, 3.0])
