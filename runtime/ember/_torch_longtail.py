@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ember import _autocast
+from ember import _autocast, _legacy_types
 from ember import _dtype as dtypes
 from ember._device import device as _device_type_check
 from ember._ops import conversion, inplace_views
@@ -130,8 +130,6 @@ def set_default_tensor_type(t: Any) -> None:
         UserWarning,
         stacklevel=2,
     )
-    from ember import _legacy_types
-
     if isinstance(t, str):
         module, _, name = t.rpartition(".")
         if module in ("torch.cuda", "ember.cuda"):
