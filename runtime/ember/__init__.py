@@ -1013,3 +1013,67 @@ __all__ += [
     "polygamma",
     "special",
 ]
+
+# The long tail of torch's namespace (ember._torch_longtail, ember._ops.contractions):
+# tensordot, adjoint, as_strided_scatter, build flags, autocast/default-type switches.
+from ember import _torch_longtail  # noqa: E402
+from ember._ops.contractions import (  # noqa: E402
+    adjoint,
+    as_strided_scatter,
+    chain_matmul,
+    tensordot,
+)
+from ember._torch_longtail import (  # noqa: E402
+    AcceleratorError,
+    FatalError,
+    GradScaler,
+    addmv_,
+    as_strided_,
+    detach_,
+    has_lapack,
+    has_mkl,
+    has_spectral,
+    resize_as_,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+    set_autocast_gpu_dtype,
+    set_default_tensor_type,
+    set_flush_denormal,
+    to_dlpack,
+)
+
+__all__ += [
+    "AcceleratorError",
+    "FatalError",
+    "GradScaler",
+    "addmv_",
+    "adjoint",
+    "as_strided_",
+    "as_strided_scatter",
+    "chain_matmul",
+    "detach_",
+    "has_lapack",
+    "has_mkl",
+    "has_openmp",
+    "has_spectral",
+    "resize_as_",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+    "set_autocast_gpu_dtype",
+    "set_default_tensor_type",
+    "set_flush_denormal",
+    "tensordot",
+    "to_dlpack",
+]
+
+# Asks the cpu device how its kernels were built (the plugins are loaded by now).
+has_openmp = _torch_longtail.has_openmp()
+
+# Print options (ember._printoptions), read by the tensor repr.
+from ember._printoptions import set_printoptions  # noqa: E402
+
+__all__ += ["set_printoptions"]

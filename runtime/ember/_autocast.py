@@ -77,30 +77,51 @@ def is_active() -> bool:
     return _active > 0
 
 
+def _put(device_type: str, region: tuple[bool, dtypes.dtype, bool] | None) -> None:
+    """Set (or clear, with None) `device_type`'s state, keeping `_active` in step: it counts
+    the enabled states, however they were set (a region or `ember.set_autocast_enabled`)."""
+    global _active
+    was = STATE.regions.get(device_type)
+    if region is None:
+        STATE.regions.pop(device_type, None)
+    else:
+        STATE.regions[device_type] = region
+    change = int(region is not None and region[0]) - int(was is not None and was[0])
+    if change:
+        with _active_lock:
+            _active += change
+
+
 def enter(device_type: str, enabled: bool, dtype: dtypes.dtype, cache: bool) -> Any:
     """Open a region; returns what `leave` needs to restore."""
-    global _active
     previous = STATE.regions.get(device_type)
-    STATE.regions[device_type] = (enabled, dtype, cache)
+    _put(device_type, (enabled, dtype, cache))
     STATE.depth += 1
-    if enabled:
-        with _active_lock:
-            _active += 1
     return previous
 
 
 def leave(device_type: str, enabled: bool, previous: Any) -> None:
-    global _active
-    if previous is None:
-        STATE.regions.pop(device_type, None)
-    else:
-        STATE.regions[device_type] = previous
+    _put(device_type, previous)
     STATE.depth -= 1
     if STATE.depth == 0:
         STATE.cache.clear()  # torch drops cached casts when the outermost region exits
-    if enabled:
-        with _active_lock:
-            _active -= 1
+
+
+def set_enabled(device_type: str, enabled: bool) -> None:
+    """torch.set_autocast_enabled: turn autocast on or off for `device_type` in this thread,
+    outside any region (a region open later, or closing, sets its own state)."""
+    region = STATE.regions.get(device_type)
+    dtype = region[1] if region is not None else default_dtype(device_type)
+    cache = region[2] if region is not None else True
+    _put(device_type, (bool(enabled), dtype, cache))
+
+
+def set_dtype(device_type: str, dtype: dtypes.dtype) -> None:
+    """torch.set_autocast_dtype: the dtype autocast casts to for `device_type`."""
+    region = STATE.regions.get(device_type)
+    enabled = region[0] if region is not None else False
+    cache = region[2] if region is not None else True
+    _put(device_type, (enabled, dtype, cache))
 
 
 def _device_type(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:

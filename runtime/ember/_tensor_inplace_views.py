@@ -118,6 +118,35 @@ class InplaceViewMethods(TensorCore):
             target = device
         return _up.ops.to(self, target, non_blocking=non_blocking)
 
+    def adjoint(self) -> Tensor:
+        return _up.ops.adjoint(self)
+
+    def resize(self, *sizes: Any) -> Tensor:
+        return _up.ops.resize(self, *sizes)
+
+    def resize_as(self, tensor: Tensor) -> Tensor:
+        return _up.ops.resize_as(self, tensor)
+
+    def as_strided_scatter(
+        self, src: Tensor, size: Any, stride: Any, storage_offset: builtins.int | None = None
+    ) -> Tensor:
+        return _up.ops.as_strided_scatter(self, src, size, stride, storage_offset)
+
+    def is_shared(self) -> builtins.bool:
+        """Ember has no shared-memory storages (no share_memory_): never shared."""
+        return False
+
+    @property
+    def output_nr(self) -> builtins.int:
+        """Which output of its grad_fn this tensor is (0 for leaves and plain tensors)."""
+        meta = self._autograd
+        return 0 if meta is None else meta.output_nr
+
+    @property
+    def name(self) -> None:
+        """Named tensors are not supported: always None, as an unnamed torch tensor."""
+        return None
+
     def is_pinned(self, device: Any = None) -> builtins.bool:
         """Ember's host memory is ordinary (pageable) memory: never pinned."""
         return False

@@ -194,3 +194,18 @@ class ReductionMethods(TensorCore):
 
     def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
         return _up.ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _up.ops.addmm_(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def addmv_(self, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _up.ops.addmv_(self, mat, vec, beta=beta, alpha=alpha)
+
+    def addr_(self, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _up.ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _up.ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _up.ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha)

@@ -45,7 +45,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "tensor",
         (
             "ember._tensor", "ember._tensor_", "ember._format", "ember.plugins.sdk",
-            "ember._autocast",
+            "ember._autocast", "ember._format_layout", "ember._printoptions",
         ),
     ),
     ("autograd", ("ember.autograd", "ember.autograd.")),
@@ -61,6 +61,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ember.utils.tensorboard.", "ember._legacy_types", "ember._torch_misc",
             "ember.onnx", "ember.onnx.",
             "ember.distributions", "ember.distributions.", "ember.special",
+            "ember._torch_longtail", "ember.utils.dlpack",
         ),
     ),
     # The public package and what is written against it (`import ember`): the CLI and the

@@ -63,3 +63,14 @@ class CpuBackend(DeviceBackend):
 
     def get_num_threads(self) -> int | None:
         return int(lib.em_get_num_threads())
+
+    def built_with_openmp(self) -> bool:
+        """Whether the kernels were compiled with OpenMP: such a build imports libgomp's
+        entry points (GOMP_parallel), which the dynamic symbol names in the file show."""
+        from ember_cpu import _kernels
+
+        path = getattr(_kernels, "__file__", None)
+        if path is None:
+            return False
+        with open(path, "rb") as library:
+            return b"GOMP_parallel" in library.read()

@@ -11,6 +11,7 @@ from ember._ops import (
     arrangement,
     blocks,
     calculus,
+    contractions,
     conversion,
     counting,
     covariance,
@@ -60,6 +61,7 @@ from ember._ops.arrangement import *  # noqa: F403
 from ember._ops.blocks import *  # noqa: F403
 from ember._ops.blocks import cumsum_, unfold
 from ember._ops.calculus import *  # noqa: F403
+from ember._ops.contractions import *  # noqa: F403
 from ember._ops.conversion import *  # noqa: F403
 from ember._ops.conversion import dlpack_device, to_dlpack, to_host_array
 from ember._ops.counting import *  # noqa: F403
@@ -157,5 +159,6 @@ __all__ += ["cumprod_", "cumsum_", "fill_diagonal_", "unfold"]
 __all__ += pointwise_math.__all__ + pointwise_binary.__all__ + predicates.__all__
 __all__ += ["dlpack_device", "getitem", "names", "setitem", "to_dlpack", "to_host_array"]
 
+__all__ += contractions.__all__
 # The tensor layer and autograd, below this package, reach ops through `ember._upper`.
 _upper.bind(sys.modules[__name__], _autograd_api)

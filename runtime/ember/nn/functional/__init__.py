@@ -289,3 +289,8 @@ __all__ += [
     "local_response_norm",
     "rms_norm",
 ]
+
+# Pairwise distances within one set of rows: the same function as ember.pdist.
+from ember._ops.distances import pdist  # noqa: E402
+
+__all__ += ["pdist"]

@@ -39,3 +39,12 @@ __all__ = [
     "get_worker_info",
     "random_split",
 ]
+
+# Chained and stacked datasets, weighted sampling.
+from ember.utils.data._more import (
+    ChainDataset,
+    StackDataset,
+    WeightedRandomSampler,
+)
+
+__all__ += ["ChainDataset", "StackDataset", "WeightedRandomSampler"]
