@@ -496,6 +496,8 @@ def __getattr__(name: str) -> Any:
     # ember never loads the plugins (the cpu device comes from one).
     if name == "default_generator":
         return _default_generator(device("cpu"))
+    if name == "has_openmp":  # asks the cpu device how its kernels were built
+        return _torch_longtail.has_openmp()
     raise AttributeError(f"module 'ember' has no attribute {name!r}")
 
 
@@ -1056,7 +1058,6 @@ __all__ += [
     "detach_",
     "has_lapack",
     "has_mkl",
-    "has_openmp",
     "has_spectral",
     "resize_as_",
     "set_autocast_cpu_dtype",
@@ -1069,9 +1070,6 @@ __all__ += [
     "tensordot",
     "to_dlpack",
 ]
-
-# Asks the cpu device how its kernels were built (the plugins are loaded by now).
-has_openmp = _torch_longtail.has_openmp()
 
 # Print options (ember._printoptions), read by the tensor repr.
 from ember._printoptions import set_printoptions  # noqa: E402

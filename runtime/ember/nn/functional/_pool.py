@@ -217,9 +217,10 @@ _COMPOSITES: Final[dict[Op, Kernel]] = {
 
 
 def _kernel(op: Op, t: Tensor) -> Kernel:
-    """The device's own kernel for `op`, else its composite."""
+    """The device's own kernel for `op`, else its composite (also for bfloat16, which the
+    pool kernels do not take: the composite computes it in float32)."""
     fn = op.kernels.get(t._device.type)
-    return _COMPOSITES[op] if fn is None else fn
+    return _COMPOSITES[op] if fn is None or t._dtype is _dtype.bfloat16 else fn
 
 
 # -- shapes and arguments ------------------------------------------------------------------------
