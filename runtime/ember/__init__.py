@@ -359,6 +359,8 @@ int = int32
 
 # Subpackages, imported with ember as torch's are.
 from ember import (  # noqa: E402
+    _legacy_types,
+    _torch_misc,
     accelerator,
     amp,
     autograd,
@@ -374,43 +376,12 @@ from ember import (  # noqa: E402
     special,
     utils,
 )
-from ember._legacy_types import (  # noqa: E402
-    BFloat16Tensor,
-    BoolTensor,
-    ByteTensor,
-    CharTensor,
-    DoubleTensor,
-    FloatTensor,
-    HalfTensor,
-    IntTensor,
-    LongTensor,
-)
-from ember._ops.linalg_torch_names import (  # noqa: E402
-    cholesky,
-    cholesky_inverse,
-    cholesky_solve,
-    det,
-    frobenius_norm,
-    geqrf,
-    inverse,
-    logdet,
-    lu,
-    lu_solve,
-    lu_unpack,
-    matrix_exp,
-    nuclear_norm,
-    orgqr,
-    ormqr,
-    pca_lowrank,
-    pinverse,
-    qr,
-    slogdet,
-    svd,
-    svd_lowrank,
-    triangular_solve,
-)
+from ember._legacy_types import *  # noqa: E402, F403
+from ember._ops import linalg_torch_names as _linalg_torch_names  # noqa: E402
+from ember._ops import sampling_counts as _sampling_counts  # noqa: E402
+from ember._ops.linalg_torch_names import *  # noqa: E402, F403
 from ember._ops.random import default_generator as _default_generator  # noqa: E402
-from ember._ops.sampling_counts import binomial, poisson  # noqa: E402
+from ember._ops.sampling_counts import *  # noqa: E402, F403
 from ember._ops.sampling_fills import randint_like  # noqa: E402
 from ember._ops.sampling_gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402, F401
 from ember._ops.special_elementwise import erfc, erfc_, i0, i0_, igamma, igammac  # noqa: E402
@@ -428,34 +399,7 @@ from ember._tensor_surface import (  # noqa: E402
     is_nonzero,
     is_signed,
 )
-from ember._torch_misc import (  # noqa: E402
-    asarray,
-    concat,
-    concatenate,
-    detach,
-    e,
-    empty_strided,
-    fill,
-    frombuffer,
-    get_num_interop_threads,
-    get_rng_state,
-    inf,
-    init_num_threads,
-    is_anomaly_check_nan_enabled,
-    is_anomaly_enabled,
-    is_same_size,
-    is_tensor,
-    nan,
-    newaxis,
-    numel,
-    pi,
-    scalar_tensor,
-    set_anomaly_enabled,
-    set_num_interop_threads,
-    set_rng_state,
-    typename,
-    zero_,
-)
+from ember._torch_misc import *  # noqa: E402, F403
 from ember.amp.autocast_mode import (  # noqa: E402
     autocast,
     get_autocast_cpu_dtype,
@@ -465,29 +409,8 @@ from ember.amp.autocast_mode import (  # noqa: E402
     is_autocast_enabled,
 )
 from ember.library._namespace import Ops as _Ops  # noqa: E402
-from ember.nn.functional._torch_level_layers import (  # noqa: E402
-    adaptive_avg_pool1d,
-    adaptive_max_pool1d,
-    avg_pool1d,
-    batch_norm,
-    conv1d,
-    conv2d,
-    conv3d,
-    conv_tbc,
-    conv_transpose1d,
-    conv_transpose2d,
-    conv_transpose3d,
-    embedding,
-    embedding_bag,
-    group_norm,
-    instance_norm,
-    layer_norm,
-    max_pool1d,
-    max_pool1d_with_indices,
-    max_pool2d,
-    max_pool3d,
-    rms_norm,
-)
+from ember.nn.functional import _torch_level_layers  # noqa: E402
+from ember.nn.functional._torch_level_layers import *  # noqa: E402, F403
 from ember.utils import data as _data  # noqa: E402, F401
 
 
@@ -878,21 +801,9 @@ __all__ += [
     "select_scatter",
     "slice_scatter",
 ]
-# The legacy tensor types and the small torch-namespace names (ember._legacy_types,
-# ember._torch_misc).
-__all__ += [
-    "BFloat16Tensor",
-    "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
-    "IntTensor", "LongTensor",
-    "asarray", "concat", "concatenate", "detach", "e", "empty_strided", "fill", "frombuffer",
-    "get_num_interop_threads", "get_rng_state", "inf", "init_num_threads",
-    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_same_size", "is_tensor", "nan",
-    "newaxis", "numel", "pi", "scalar_tensor", "set_anomaly_enabled",
-    "set_num_interop_threads", "set_rng_state", "typename", "zero_",
-]  # fmt: skip
-
 # torch-level forms of nn.functional ops (torch.softmax, torch.ctc_loss, torch.celu, ...).
 from ember.nn.functional import (  # noqa: E402
+    _torch_level,
     bilinear,
     celu,
     celu_,
@@ -910,82 +821,26 @@ from ember.nn.functional import (  # noqa: E402
     threshold,
     threshold_,
 )
-from ember.nn.functional._torch_level import (  # noqa: E402
-    alpha_dropout,
-    binary_cross_entropy_with_logits,
-    cosine_embedding_loss,
-    ctc_loss,
-    dropout,
-    hinge_embedding_loss,
-    kl_div,
-    log_softmax,
-    margin_ranking_loss,
-    poisson_nll_loss,
-    softmax,
-    triplet_margin_loss,
-)
+from ember.nn.functional._torch_level import *  # noqa: E402, F403
 
 __all__ += [
-    "alpha_dropout",
     "bilinear",
-    "binary_cross_entropy_with_logits",
     "celu",
     "celu_",
     "channel_shuffle",
-    "cosine_embedding_loss",
     "cosine_similarity",
-    "ctc_loss",
-    "dropout",
     "hardshrink",
-    "hinge_embedding_loss",
-    "kl_div",
-    "log_softmax",
-    "margin_ranking_loss",
     "pairwise_distance",
     "pixel_shuffle",
     "pixel_unshuffle",
-    "poisson_nll_loss",
     "prelu",
     "rrelu",
     "rrelu_",
     "selu",
     "selu_",
-    "softmax",
     "threshold",
     "threshold_",
-    "triplet_margin_loss",
 ]
-__all__ += [
-    "cholesky", "cholesky_inverse", "cholesky_solve", "det", "frobenius_norm", "geqrf",
-    "inverse", "logdet", "lu", "lu_solve", "lu_unpack", "matrix_exp", "nuclear_norm", "orgqr",
-    "ormqr", "pca_lowrank", "pinverse", "qr", "slogdet", "svd", "svd_lowrank",
-    "triangular_solve",
-]  # fmt: skip
-# Layers' torch-namespace forms (torch.conv2d, torch.batch_norm, ...).
-__all__ += [
-    "adaptive_avg_pool1d",
-    "adaptive_max_pool1d",
-    "avg_pool1d",
-    "batch_norm",
-    "conv1d",
-    "conv2d",
-    "conv3d",
-    "conv_tbc",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "conv_transpose3d",
-    "embedding",
-    "embedding_bag",
-    "group_norm",
-    "instance_norm",
-    "layer_norm",
-    "max_pool1d",
-    "max_pool1d_with_indices",
-    "max_pool2d",
-    "max_pool3d",
-    "rms_norm",
-]
-
 # Elementwise math, predicates and in-place forms (ember._ops.pointwise_*, predicates).
 from ember._ops import pointwise_binary as _pointwise_binary  # noqa: E402
 from ember._ops import pointwise_math as _pointwise_math  # noqa: E402
@@ -996,9 +851,7 @@ from ember._ops.predicates import *  # noqa: E402, F403
 
 __all__ += _pointwise_math.__all__ + _pointwise_binary.__all__ + _predicates.__all__
 __all__ += [
-    "binomial",
     "distributions",
-    "poisson",
     "randint_like",
 ]
 __all__ += [
@@ -1025,53 +878,27 @@ from ember._ops.contractions import (  # noqa: E402
     chain_matmul,
     tensordot,
 )
-from ember._torch_longtail import (  # noqa: E402
-    AcceleratorError,
-    FatalError,
-    GradScaler,
-    addmv_,
-    as_strided_,
-    detach_,
-    has_lapack,
-    has_mkl,
-    has_spectral,
-    resize_as_,
-    set_autocast_cpu_dtype,
-    set_autocast_cpu_enabled,
-    set_autocast_dtype,
-    set_autocast_enabled,
-    set_autocast_gpu_dtype,
-    set_default_tensor_type,
-    set_flush_denormal,
-    to_dlpack,
-)
+from ember._torch_longtail import *  # noqa: E402, F403
 
 __all__ += [
-    "AcceleratorError",
-    "FatalError",
-    "GradScaler",
-    "addmv_",
     "adjoint",
-    "as_strided_",
     "as_strided_scatter",
     "chain_matmul",
-    "detach_",
-    "has_lapack",
-    "has_mkl",
-    "has_spectral",
-    "resize_as_",
-    "set_autocast_cpu_dtype",
-    "set_autocast_cpu_enabled",
-    "set_autocast_dtype",
-    "set_autocast_enabled",
-    "set_autocast_gpu_dtype",
-    "set_default_tensor_type",
-    "set_flush_denormal",
     "tensordot",
-    "to_dlpack",
 ]
 
 # Print options (ember._printoptions), read by the tensor repr.
 from ember._printoptions import set_printoptions  # noqa: E402
 
 __all__ += ["set_printoptions"]
+
+# The modules above that list their own names (their __all__, star-imported).
+__all__ += [
+    *_legacy_types.__all__,
+    *_linalg_torch_names.__all__,
+    *_sampling_counts.__all__,
+    *_torch_misc.__all__,
+    *_torch_level_layers.__all__,
+    *_torch_level.__all__,
+    *_torch_longtail.__all__,
+]
