@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ember._tensor import Tensor
 
-__all__ = ["Graph", "elem_type"]
+__all__ = ["Graph", "dtype_elem_type", "elem_type"]
 
 _ELEM_TYPES = {
     "bool": TensorProto.BOOL, "uint8": TensorProto.UINT8, "int8": TensorProto.INT8,
@@ -20,12 +20,17 @@ _ELEM_TYPES = {
 }  # fmt: skip
 
 
+def dtype_elem_type(dtype: Any) -> int:
+    """The ONNX element type of an Ember dtype."""
+    found = _ELEM_TYPES.get(dtype.name)
+    if found is None:
+        raise TypeError(f"onnx.export: dtype {dtype} has no ONNX element type")
+    return found
+
+
 def elem_type(t: Tensor) -> int:
     """The ONNX element type of a tensor's dtype."""
-    found = _ELEM_TYPES.get(t.dtype.name)
-    if found is None:
-        raise TypeError(f"onnx.export: dtype {t.dtype} has no ONNX element type")
-    return found
+    return dtype_elem_type(t.dtype)
 
 
 class Graph:

@@ -170,11 +170,9 @@ def _log_softmax(g: Graph, a: dict[str, Any], result: Tensor) -> None:
 @converts(F.layer_norm)
 def _layer_norm(g: Graph, a: dict[str, Any], result: Tensor) -> None:
     shape = list(a["normalized_shape"])
-    count = int(np.prod(shape))
     dt = result.dtype.numpy
     scale = g.value(a["weight"]) if a["weight"] is not None else g.constant(np.ones(shape, dt))
     shift = g.value(a["bias"]) if a["bias"] is not None else g.constant(np.zeros(shape, dt))
-    del count
     g.emit("LayerNormalization", [g.value(a["input"]), scale, shift], result,
            axis=-len(shape), epsilon=float(a["eps"]))  # fmt: skip
 

@@ -5,35 +5,30 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from onnx import helper
 
 from ember import _dtype as dtypes
 from ember import _ops as ops
 from ember._tensor import Tensor
-from ember.onnx._build import Graph, elem_type
+from ember.onnx._build import Graph, dtype_elem_type, elem_type
 from ember.onnx._registry import converts
 
 __all__: list[str] = []
 
 
-def _operand(g: Graph, x: Any, result: Tensor, dtype: dtypes.dtype) -> str:
+def _operand(g: Graph, x: Any, dtype: dtypes.dtype) -> str:
     """An input of an elementwise node in `dtype` (ONNX does not promote: Ember did)."""
     if not isinstance(x, Tensor):
         return g.constant(np.asarray(x, dtype=dtype.numpy))
     name = g.value(x)
     if x.dtype is dtype:
         return name
-    return g.node("Cast", [name], to=elem_type_of(dtype))[0]
-
-
-def elem_type_of(dtype: dtypes.dtype) -> int:
-    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype.numpy))
+    return g.node("Cast", [name], to=dtype_elem_type(dtype))[0]
 
 
 def _binary(op: str) -> Any:
     def convert(g: Graph, a: dict[str, Any], result: Tensor) -> None:
         common = dtypes.result_type(a["input"], a["other"])
-        inputs = [_operand(g, a["input"], result, common), _operand(g, a["other"], result, common)]
+        inputs = [_operand(g, a["input"], common), _operand(g, a["other"], common)]
         alpha = a.get("alpha", 1)
         if alpha != 1:
             scaled = g.node("Mul", [inputs[1], g.constant(np.asarray(alpha, common.numpy))])
@@ -55,7 +50,7 @@ for _fn, _op in (
 @converts(ops.div)
 def _div(g: Graph, a: dict[str, Any], result: Tensor) -> None:
     mode = a.get("rounding_mode")
-    inputs = [_operand(g, a[k], result, result.dtype) for k in ("input", "other")]
+    inputs = [_operand(g, a[k], result.dtype) for k in ("input", "other")]
     quotient = g.node("Div", inputs)
     if mode is None:
         g.emit("Identity", quotient, result)
@@ -68,7 +63,7 @@ def _div(g: Graph, a: dict[str, Any], result: Tensor) -> None:
 @converts(ops.ne)
 def _ne(g: Graph, a: dict[str, Any], result: Tensor) -> None:
     common = dtypes.result_type(a["input"], a["other"])
-    equal = g.node("Equal", [_operand(g, a[k], result, common) for k in ("input", "other")])
+    equal = g.node("Equal", [_operand(g, a[k], common) for k in ("input", "other")])
     g.emit("Not", equal, result)
 
 
@@ -83,7 +78,7 @@ _UNARY = {
 def _unary(op: str) -> Any:
     def convert(g: Graph, a: dict[str, Any], result: Tensor) -> None:
         x = a.get("input", a.get("t"))
-        g.emit(op, [_operand(g, x, result, result.dtype)], result)
+        g.emit(op, [_operand(g, x, result.dtype)], result)
 
     return convert
 
@@ -125,21 +120,19 @@ def gelu_erf(g: Graph, x: str, result: Tensor) -> None:
 @converts(ops.where)
 def _where(g: Graph, a: dict[str, Any], result: Tensor) -> None:
     condition = g.value(a["condition"])
-    branches = [_operand(g, a[k], result, result.dtype) for k in ("input", "other")]
+    branches = [_operand(g, a[k], result.dtype) for k in ("input", "other")]
     g.emit("Where", [condition, *branches], result)
 
 
 @converts(ops.clamp)
 def _clamp(g: Graph, a: dict[str, Any], result: Tensor) -> None:
-    bounds = [
-        _operand(g, a[k], result, result.dtype) if a[k] is not None else "" for k in ("min", "max")
-    ]
-    g.emit("Clip", [_operand(g, a["t"], result, result.dtype), *bounds], result)
+    bounds = [_operand(g, a[k], result.dtype) if a[k] is not None else "" for k in ("min", "max")]
+    g.emit("Clip", [_operand(g, a["t"], result.dtype), *bounds], result)
 
 
 @converts(ops.masked_fill, ops.masked_fill_)
 def _masked_fill(g: Graph, a: dict[str, Any], result: Tensor) -> None:
-    value = _operand(g, a["value"], result, result.dtype)
+    value = _operand(g, a["value"], result.dtype)
     g.emit("Where", [g.value(a["mask"]), value, g.value(a["t"])], result)
 
 
@@ -165,7 +158,7 @@ def _reduction(op: str, axes_as_input: bool) -> Any:
         x = a["input"]
         axes = _axes(a, x.dim())
         keep = int(bool(a.get("keepdim", False)))
-        source = _operand(g, x, result, result.dtype)
+        source = _operand(g, x, result.dtype)
         if axes_as_input:
             g.emit(op, [source, g.ints(axes)], result, keepdims=keep)
         else:
@@ -358,7 +351,7 @@ _UNARY_BY_NAME = {
 def _unary_by_op(g: Graph, a: dict[str, Any], result: Tensor) -> None:
     """The unary kernel entry that composites call directly, by its op's name."""
     name = a["op"].name
-    x = _operand(g, a["t"], result, result.dtype)
+    x = _operand(g, a["t"], result.dtype)
     one = g.constant(np.asarray(1, result.dtype.numpy)) if name in ("expm1", "log1p") else ""
     if name == "expm1":
         g.emit("Sub", [g.node("Exp", [x])[0], one], result)
