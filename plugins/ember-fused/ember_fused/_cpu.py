@@ -23,10 +23,14 @@ SOURCE = r"""
 #include <stdint.h>
 #include "elementwise_math.h"
 
+/* Below this many elements a thread team costs more than it saves (the cpu device's
+   EM_PARALLEL_GRAIN): small rows run on the calling thread. */
+#define EM_FUSED_GRAIN 32768
+
 /* y = x * rstd * w per row; rstd = 1 / sqrt(mean(x^2) + eps). */
 void rms_norm_f32(float *y, const float *x, const float *w, int64_t rows, int64_t cols,
                   float eps) {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
         float *yr = y + r * cols;
@@ -43,7 +47,7 @@ void rms_norm_f32(float *y, const float *x, const float *w, int64_t rows, int64_
    rstd is a caller's scratch row of `rows` floats. */
 void rms_norm_backward_f32(float *gx, float *gw, float *rstd, const float *g, const float *x,
                            const float *w, int64_t rows, int64_t cols, float eps) {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols, *gr = g + r * cols;
         float squares = 0.0f, dot = 0.0f;
@@ -60,7 +64,7 @@ void rms_norm_backward_f32(float *gx, float *gw, float *rstd, const float *g, co
         for (int64_t c = 0; c < cols; c++) gxr[c] = s * gr[c] * w[c] - xr[c] * k;
     }
     /* Columns in blocks, rows in order: each block's sums stay in registers and cache. */
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t c0 = 0; c0 < cols; c0 += 64) {
         const int64_t c1 = c0 + 64 < cols ? c0 + 64 : cols;
         float sums[64] = {0};
@@ -76,7 +80,7 @@ void rms_norm_backward_f32(float *gx, float *gw, float *rstd, const float *g, co
 
 /* The exact GELU of u = x + b: 0.5 u (1 + erf(u / sqrt 2)). */
 void bias_gelu_f32(float *y, const float *x, const float *b, int64_t rows, int64_t cols) {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
         float *yr = y + r * cols;
@@ -91,7 +95,7 @@ void bias_gelu_f32(float *y, const float *x, const float *b, int64_t rows, int64
 /* gx = g * (Phi(u) + u phi(u)); gb = sum over rows of gx. */
 void bias_gelu_backward_f32(float *gx, float *gb, const float *g, const float *x,
                             const float *b, int64_t rows, int64_t cols) {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols, *gr = g + r * cols;
         float *gxr = gx + r * cols;
@@ -103,7 +107,7 @@ void bias_gelu_backward_f32(float *gx, float *gb, const float *g, const float *x
             gxr[c] = gr[c] * (cdf + u * pdf);
         }
     }
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t c0 = 0; c0 < cols; c0 += 64) {
         const int64_t c1 = c0 + 64 < cols ? c0 + 64 : cols;
         float sums[64] = {0};
@@ -119,7 +123,7 @@ void bias_gelu_backward_f32(float *gx, float *gb, const float *g, const float *x
 /* log(sum(exp(x))) per row in two passes (the maximum, then the shifted sum) instead of
    the composite's six ops; an infinite maximum shifts by 0, as the composite does. */
 void logsumexp_f32(float *out, const float *x, int64_t rows, int64_t cols) {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
         float peak = -INFINITY;

@@ -24,11 +24,15 @@ SOURCE = r"""
 #include <stdint.h>
 #include "elementwise_math.h"
 
+/* Below this many elements a thread team costs more than it saves (the cpu device's
+   EM_PARALLEL_GRAIN): small rows run on the calling thread. */
+#define EM_FUSED_GRAIN 32768
+
 /* Per row: mean, rstd = 1/sqrt(biased var + eps) (two passes over the row, as the
    composite's mean-then-var), y = (x - mean) * rstd * w + b; w and b may be NULL. */
 void layer_norm_f32(float *y, float *mean, float *rstd, const float *x, const float *w,
                     const float *b, int64_t rows, int64_t cols, float eps) {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
         float *yr = y + r * cols;
@@ -60,7 +64,7 @@ void layer_norm_f32(float *y, float *mean, float *rstd, const float *x, const fl
 void layer_norm_backward_f32(float *gx, float *gwt, float *gb, const float *g, const float *x,
                              const float *mean, const float *rstd, const float *w,
                              int64_t rows, int64_t cols) {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols, *gr = g + r * cols;
         const float m = mean[r], s = rstd[r];
@@ -81,7 +85,7 @@ void layer_norm_backward_f32(float *gx, float *gwt, float *gb, const float *g, c
     }
     if (!gwt && !gb) return;
     /* Columns in blocks, rows in order: each block's sums stay in registers and cache. */
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t c0 = 0; c0 < cols; c0 += 64) {
         const int64_t c1 = c0 + 64 < cols ? c0 + 64 : cols;
         float sw[64] = {0}, sb[64] = {0};
@@ -104,7 +108,7 @@ void layer_norm_backward_f32(float *gx, float *gwt, float *gb, const float *g, c
 /* gx = g * (Phi(x) + x phi(x)), the exact GELU's derivative. */
 void gelu_backward_f32(float *gx, const float *g, const float *x, int64_t n) {
     /* Blocks across threads, a simd loop within each (int counter: vectorises cleanly). */
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (n >= EM_FUSED_GRAIN)
     for (int64_t start = 0; start < n; start += 4096) {
         const int count = (int)(n - start < 4096 ? n - start : 4096);
         const float *xs = x + start, *gs = g + start;
@@ -122,7 +126,7 @@ void gelu_backward_f32(float *gx, const float *g, const float *x, int64_t n) {
 /* Per row: lse = log(sum(exp(x))) (max-shifted), loss = lse - x[target]. */
 void cross_entropy_f32(float *loss, float *lse, const float *x, const int64_t *target,
                        int64_t rows, int64_t cols) {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
         float peak = -INFINITY;
@@ -141,7 +145,7 @@ void cross_entropy_f32(float *loss, float *lse, const float *x, const int64_t *t
 void cross_entropy_backward_f32(float *gx, const float *x, const int64_t *target,
                                 const float *lse, const float *grad_rows, int64_t step,
                                 float scale, int64_t rows, int64_t cols) {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
         float *gr = gx + r * cols;
