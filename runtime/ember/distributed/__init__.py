@@ -1,0 +1,1 @@
+"""ember.distributed: PyTorch's collective API over pluggable communication engines."""
