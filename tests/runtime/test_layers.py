@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ember._errors", "ember._dtype", "ember._backend", "ember._dispatch",
             "ember._upper", "ember._plan", "ember._cdispatch", "ember.utils", "ember.utils.hooks",
             "ember._precision", "ember._dtype_info", "ember._layout",
+            "ember._collective", "ember.futures",
         ),
     ),
     # Devices and memory: plugin discovery, device objects, the caching allocator,
@@ -62,6 +63,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ember.onnx", "ember.onnx.",
             "ember.distributions", "ember.distributions.", "ember.special",
             "ember._torch_longtail", "ember.utils.dlpack",
+            "ember.distributed", "ember.distributed.",
         ),
     ),
     # The public package and what is written against it (`import ember`): the CLI and the
@@ -93,6 +95,7 @@ COLD_IMPORTS: dict[tuple[str, str], str] = {
     ("ember.utils.data._worker", "ember._threads"): "once per worker process",
     ("ember.utils.data.dataloader", "ember.utils.data._multiprocess"): "only with workers",
     ("ember.utils.tensorboard.summary", "PIL"): "Pillow encodes images: add_image(s) only",
+    ("ember.distributed._mpi", "mpi4py"): "initialises MPI: only when a process group is made",
 }
 
 

@@ -8,6 +8,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from ember._backend import DeviceBackend
+    from ember._collective import CollectiveBackend
     from ember._dispatch import KernelRegistry
 
 PROJECT_NAME = "ember"
@@ -25,3 +26,9 @@ def ember_devices() -> list[DeviceBackend]:
 @hookspec
 def ember_kernels(registry: KernelRegistry) -> None:
     """Register kernels, for this plugin's device types or any other plugin's."""
+
+
+@hookspec
+def ember_collective_backends() -> list[CollectiveBackend]:
+    """Return the communication engines this plugin brings for ember.distributed."""
+    raise NotImplementedError

@@ -19,6 +19,7 @@ from typing import Final
 import pluggy
 
 from ember._backend import DeviceBackend
+from ember._collective import CollectiveBackend
 from ember._dispatch import REGISTRY
 from ember.plugins import _hookspec
 
@@ -71,6 +72,8 @@ class PluginManager:
         self.pm.add_hookspecs(_hookspec)
         self.statuses: dict[str, PluginStatus] = {}
         self.device_types: dict[str, DeviceTypeInfo] = {}
+        # ember.distributed's engines from plugins, by name, with the plugin's name.
+        self.collective_backends: dict[str, tuple[CollectiveBackend, str]] = {}
 
     # -- loading -------------------------------------------------------------------------
 
@@ -148,6 +151,9 @@ class PluginManager:
             removed = [] if status is None else list(status.device_types)
             for device_type in removed:
                 self.device_types.pop(device_type, None)
+            for engine, owner in list(self.collective_backends.values()):
+                if owner == name:
+                    del self.collective_backends[engine.name]
             REGISTRY.remove_plugin(name)
             REGISTRY.freeze()
             return removed
@@ -158,6 +164,7 @@ class PluginManager:
         try:
             self.pm.register(plugin, name=status.name)
             infos = self._call_devices(status.name)
+            engines = self._call_collectives(status.name)
             REGISTRY.begin(status.name)
             self._call_kernels(status.name)
         except Exception as exc:  # a hook that raises quarantines only its plugin
@@ -170,6 +177,8 @@ class PluginManager:
         for info in infos:
             self.device_types[info.backend.type] = info
             status.device_types.append(info.backend.type)
+        for engine in engines:
+            self.collective_backends[engine.name] = (engine, status.name)
 
     def _call_devices(self, plugin_name: str) -> list[DeviceTypeInfo]:
         infos: list[DeviceTypeInfo] = []
@@ -187,6 +196,33 @@ class PluginManager:
                     reason = "the plugin found no devices"
                 infos.append(DeviceTypeInfo(backend, plugin_name, count, reason))
         return infos
+
+    def _call_collectives(self, plugin_name: str) -> list[CollectiveBackend]:
+        engines: list[CollectiveBackend] = []
+        for impl in self.pm.hook.ember_collective_backends.get_hookimpls():
+            if impl.plugin_name != plugin_name:
+                continue
+            returned = impl.function()
+            if not isinstance(returned, (list, tuple, type(None))):
+                raise TypeError(
+                    f"ember_collective_backends must return a list of backends, not {returned!r}"
+                )
+            for engine in returned or ():
+                if not isinstance(engine, CollectiveBackend):
+                    raise TypeError(
+                        f"ember_collective_backends returned {engine!r}, not a CollectiveBackend"
+                    )
+                name = engine.name
+                if not isinstance(name, str) or not _DEVICE_TYPE_NAME.fullmatch(name):
+                    raise ValueError(
+                        f"{type(engine).__name__}.name is {name!r}; a collective backend name "
+                        "is lower-case letters, digits and underscores"
+                    )
+                taken = name in self.collective_backends or any(e.name == name for e in engines)
+                if taken or name == "mpi":
+                    raise RuntimeError(f"collective backend {name!r} is already provided")
+                engines.append(engine)
+        return engines
 
     def _check_backend(self, backend: object, pending: list[DeviceTypeInfo]) -> DeviceBackend:
         if not isinstance(backend, DeviceBackend):

@@ -10,6 +10,7 @@ A plugin imports from here (and `ember` itself), never from `ember._*`::
 from __future__ import annotations
 
 from ember._backend import DeviceBackend
+from ember._collective import CollectiveBackend, Communicator, ReduceOp
 from ember._device import device, device_index
 from ember._dispatch import KernelRegistry
 from ember._dtype import dtype
@@ -35,9 +36,10 @@ from ember.plugins._signatures import (
 )
 
 __all__ = [
-    "BinaryKernel", "CopyKernel", "DTypeError", "DeviceBackend", "ElementwisePlan",
-    "FillKernel", "IndexKernel", "KernelRegistry", "MatmulKernel", "MatmulPlan",
-    "OutOfMemoryError", "RandomKernel", "ReductionKernel", "ReductionPlan", "Scalar",
-    "Storage", "Tensor", "UnaryKernel", "WhereKernel", "cache_dir", "current_native_stream",
-    "device", "device_index", "dtype", "hookimpl", "merge_dims", "ops", "write_atomically",
+    "BinaryKernel", "CollectiveBackend", "Communicator", "CopyKernel", "DTypeError",
+    "DeviceBackend", "ElementwisePlan", "FillKernel", "IndexKernel", "KernelRegistry",
+    "MatmulKernel", "MatmulPlan", "OutOfMemoryError", "RandomKernel", "ReduceOp",
+    "ReductionKernel", "ReductionPlan", "Scalar", "Storage", "Tensor", "UnaryKernel",
+    "WhereKernel", "cache_dir", "current_native_stream", "device", "device_index", "dtype",
+    "hookimpl", "merge_dims", "ops", "write_atomically",
 ]  # fmt: skip
