@@ -33,6 +33,11 @@ def pytest_configure(config: object) -> None:
             "CI requires torch (the dev extra) for the parity tests; run `make test`, which "
             "installs it"
         )
+    if importlib.util.find_spec("mpi4py") is None:
+        raise RuntimeError(
+            "CI requires mpi4py and MPICH (the dev extra) for the real MPI jobs of "
+            "tests/distributed; run `make test`, which installs them"
+        )
     import ember
 
     missing = [t for t in EXPECTED_DEVICE_TYPES if not ember.is_available(t)]
