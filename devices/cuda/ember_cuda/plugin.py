@@ -12,8 +12,9 @@ from __future__ import annotations
 import importlib
 from typing import Final
 
-from ember.plugins.sdk import KernelRegistry, hookimpl
+from ember.plugins.sdk import CollectiveBackend, KernelRegistry, hookimpl
 from ember_cuda.backend import BACKEND, CudaBackend
+from ember_cuda.collectives import BACKEND_NCCL
 
 #: Kernel families (modules `ember_cuda.kernels_<family>` with `register(registry)`) that
 #: have run on a GPU; a family joins once the GPU session has proven it.
@@ -23,6 +24,12 @@ FAMILIES: Final[tuple[str, ...]] = ()
 @hookimpl
 def ember_devices() -> list[CudaBackend]:
     return [BACKEND]
+
+
+@hookimpl
+def ember_collective_backends() -> list[CollectiveBackend]:
+    """NCCL for ember.distributed; it reports itself unavailable without a GPU."""
+    return [BACKEND_NCCL]
 
 
 @hookimpl
