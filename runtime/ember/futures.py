@@ -66,8 +66,13 @@ class Future(Generic[T]):
         def run(done: Future[T]) -> None:
             try:
                 chained.set_result(callback(done))
-            except BaseException as exc:
-                chained.set_exception(exc)
+            except Exception as exc:
+                error = RuntimeError(
+                    f"Got the following error when running the callback: "
+                    f"{type(exc).__name__}: {exc}"
+                )
+                error.__cause__ = exc
+                chained.set_exception(error)
 
         self.add_done_callback(run)
         return chained
