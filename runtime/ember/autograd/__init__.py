@@ -9,6 +9,7 @@ from ember.autograd._anomaly import (
     set_detect_anomaly,
 )
 from ember.autograd._api import backward, grad
+from ember.autograd._engine import queue_callback
 from ember.autograd._function import Function, FunctionCtx, once_differentiable
 from ember.autograd._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ember.autograd._mode import (
@@ -39,6 +40,7 @@ __all__ = [
     "is_inference_mode_enabled",
     "no_grad",
     "once_differentiable",
+    "queue_callback",
     "set_detect_anomaly",
     "set_grad_enabled",
 ]

@@ -4,12 +4,17 @@ No recursion (deep graphs don't hit Python's recursion limit) and a deterministi
 a node runs once every node that feeds it a gradient has run, ties broken by creation
 order, latest first, as in PyTorch. With `inputs` (autograd.grad), only the nodes on a
 path to them run.
+
+Final callbacks (PyTorch's `Variable._execution_engine.queue_callback`): code that runs
+during a backward (a hook, say) may queue callables that run once the walk has finished,
+before backward returns. DistributedDataParallel waits for its gradient buckets there.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import _upper
@@ -19,9 +24,37 @@ from ember.autograd._anomaly import ANOMALY, check_nan, report_error
 from ember.autograd._graph import edge_of
 from ember.autograd._node import AccumulateGrad, Node
 
-__all__ = ["run_backward"]
+__all__ = ["queue_callback", "run_backward"]
 
 Buffer = list[Tensor | None]
+
+
+class _FinalCallbacks(threading.local):
+    """Per thread, one queue per backward call now running (innermost last): a backward
+    run inside a hook keeps its own queue."""
+
+    def __init__(self) -> None:
+        self.queues: list[list[Callable[[], object]]] = []
+
+
+_FINAL = _FinalCallbacks()
+
+
+def queue_callback(callback: Callable[[], object]) -> None:
+    """Run `callback()` when the backward now running has walked its graph, before it
+    returns (FIFO; a callback may queue more). Only valid during a backward."""
+    queues = _FINAL.queues
+    if not queues:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    queues[-1].append(callback)
+
+
+def _run_final_callbacks(queue: list[Callable[[], object]]) -> None:
+    # By index, not by iterator: a callback may append to the queue it is run from.
+    i = 0
+    while i < len(queue):
+        queue[i]()
+        i += 1
 
 
 def _call_hook(hook: Any, flags: dict[str, bool], value: Any) -> Any:
@@ -147,6 +180,9 @@ def run_backward(
     heapq.heapify(ready)
     previous = _mode.STATE.enabled
     _mode.STATE.enabled = create_graph
+    final: list[Callable[[], object]] = []
+    queues = _FINAL.queues
+    queues.append(final)
     try:
         while ready:
             node = heapq.heappop(ready)[1]
@@ -181,7 +217,10 @@ def run_backward(
             for t, captured in zip(inputs, run.captured, strict=True):
                 if captured is not None:
                     accumulate_grad(run, t, captured)
+        if final:
+            _run_final_callbacks(final)
     finally:
+        queues.pop()
         _mode.STATE.enabled = previous
     return run.captured
 
