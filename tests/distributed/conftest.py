@@ -6,7 +6,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,30 @@ def run_job(
         timeout=timeout,
         env={**os.environ, "EMBER_NUM_THREADS": "1", **(env or {})},
     )
+
+
+@pytest.fixture
+def launcher() -> Callable[..., tuple[subprocess.CompletedProcess[str], float]]:
+    """`launcher(*args)`: `python -m ember.distributed.run --nproc-per-node 2 *args` run from
+    the scripts folder; the result and how many seconds it took."""
+    return launch
+
+
+def launch(*args: str, timeout: float = 90) -> tuple[subprocess.CompletedProcess[str], float]:
+    pytest.importorskip("mpi4py")
+    mpiexec()  # skips without one
+    command = [sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", "2", *args]
+    started = time.monotonic()
+    job = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=SCRIPTS)
+    return job, time.monotonic() - started
+
+
+@pytest.fixture
+def world() -> Iterator[object]:
+    """A default process group of this one process (MPI's singleton start)."""
+    pytest.importorskip("mpi4py")
+    import ember.distributed as dist
+
+    dist.init_process_group("mpi")
+    yield dist.group.WORLD
+    dist.destroy_process_group()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from subprocess import CompletedProcess
 
 import pytest
@@ -34,14 +34,6 @@ def test_calls_before_init_process_group_are_refused() -> None:
     ):
         with pytest.raises(ValueError, match="Default process group has not been initialized"):
             call()
-
-
-@pytest.fixture
-def world() -> Iterator[object]:
-    pytest.importorskip("mpi4py")
-    dist.init_process_group("mpi")
-    yield dist.group.WORLD
-    dist.destroy_process_group()
 
 
 @pytest.mark.usefixtures("world")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ember._collective import CollectiveBackend, Communicator, ReduceOp
 from ember.distributed._errors import DistBackendError, DistError, DistNetworkError, DistStoreError
+from ember.distributed._grad_bucket import GradBucket
 from ember.distributed._group import ProcessGroup
 from ember.distributed._mpi import MPIBackend
 from ember.distributed._work import Work
@@ -48,7 +49,7 @@ from ember.distributed.distributed_c10d import (
 
 __all__ = [
     "Backend", "CollectiveBackend", "Communicator", "DistBackendError", "DistError",
-    "DistNetworkError", "DistStoreError", "GroupMember", "MPIBackend", "ProcessGroup",
+    "DistNetworkError", "DistStoreError", "GradBucket", "GroupMember", "MPIBackend", "ProcessGroup",
     "ReduceOp", "Work",
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "barrier",
     "broadcast", "broadcast_object_list", "destroy_process_group", "get_backend",

@@ -5,6 +5,11 @@ split holds out 360 images; the model trains on the rest with Adam, a cosine lea
 schedule and label smoothing, reports loss and accuracy per epoch, writes a checkpoint
 with `ember.save`, reloads it into a fresh model with `ember.load` (test accuracy must not
 change), plots the curves to a PNG and exits non-zero below 97% held-out accuracy.
+
+Data-parallel on several processes with the same global batch:
+`python -m ember.distributed.run --nproc-per-node 2 -m ember.examples.digits`. Each rank
+then trains a DistributedDataParallel copy on its DistributedSampler share (batch 32 split
+between the ranks); rank 0 prints, writes the checkpoint and draws the plot.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import ember
 from ember import nn
 from ember.optim import Adam
 from ember.optim.lr_scheduler import CosineAnnealingLR
-from ember.utils.data import DataLoader, TensorDataset
+from ember.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 __all__ = [
     "BATCH_SIZE",
@@ -77,15 +82,21 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         return 1
     ember.set_num_threads(args.threads)
     ember.manual_seed(args.seed)
+    rank, world = _start_ranks(args.batch_size)
     x_train, y_train, x_test, y_test = (ember.from_numpy(a).to(dev) for a in load_split())
-    print(
+    ranks = f", {world} ranks of batch {args.batch_size // world}" if world > 1 else ""
+    _say(
+        rank,
         f"digits: {len(x_train)} training and {len(x_test)} test images of 8x8, 10 classes;"
-        f" training on {dev} for {args.epochs} epochs (batch {args.batch_size}, lr {args.lr},"
-        f" seed {args.seed}, {_plural(ember.get_num_threads(), 'thread')})"
+        f" training on {dev} for {args.epochs} epochs (batch {args.batch_size}{ranks}, lr"
+        f" {args.lr}, seed {args.seed}, {_plural(ember.get_num_threads(), 'thread')})",
     )
     model = build_model().to(dev)
-    optimizer = Adam(model.parameters(), lr=args.lr)
-    history = train(model, optimizer, (x_train, y_train), (x_test, y_test), args)
+    trained = model if world == 1 else _data_parallel(model)
+    optimizer = Adam(trained.parameters(), lr=args.lr)
+    history = train(trained, optimizer, (x_train, y_train), (x_test, y_test), args)
+    if rank != 0:  # the others are done: rank 0 reports, checkpoints and plots
+        return _finish_ranks(0, world)
     _summarise(history, dev, len(x_test))
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -94,13 +105,48 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     accuracy = history.test_accuracy[-1]
     if not unchanged:
         print("error: the reloaded model predicts differently", file=sys.stderr)
-        return 1
+        return _finish_ranks(1, world)
     if accuracy < TARGET_ACCURACY:
         print(
             f"error: test accuracy {accuracy:.2%} is below {TARGET_ACCURACY:.0%}", file=sys.stderr
         )
-        return 1
-    return 0
+        return _finish_ranks(1, world)
+    return _finish_ranks(0, world)
+
+
+def _start_ranks(batch_size: int) -> tuple[int, int]:
+    """This process's rank and the number of ranks: (0, 1) unless a launcher started
+    several (WORLD_SIZE > 1, as ember.distributed.run and torchrun set), in which case the
+    default process group is made here."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return 0, 1
+    import ember.distributed as dist
+
+    dist.init_process_group()
+    world = dist.get_world_size()
+    if batch_size % world:
+        raise SystemExit(f"digits: --batch-size {batch_size} does not split over {world} ranks")
+    return dist.get_rank(), world
+
+
+def _data_parallel(model: nn.Module) -> nn.Module:
+    from ember.nn.parallel import DistributedDataParallel
+
+    return DistributedDataParallel(model)  # rank 0's initial weights on every rank
+
+
+def _finish_ranks(status: int, world: int) -> int:
+    """Leave the process group `_start_ranks` made (if it made one); return `status`."""
+    if world > 1:
+        import ember.distributed as dist
+
+        dist.destroy_process_group()
+    return status
+
+
+def _say(rank: int, text: str) -> None:
+    if rank == 0:
+        print(text)
 
 
 def _summarise(history: History, dev: ember.device, test_size: int) -> None:
@@ -217,27 +263,56 @@ def train(
     test_set: tuple[ember.Tensor, ember.Tensor],
     args: argparse.Namespace,
 ) -> History:
-    """Run `args.epochs` epochs, evaluating on the test set after each; return the history."""
-    generator = ember.Generator().manual_seed(args.seed)
-    loader = DataLoader(
-        TensorDataset(*train_set), batch_size=args.batch_size, shuffle=True, generator=generator
-    )
+    """Run `args.epochs` epochs, evaluating on the test set after each; return the history.
+
+    Wrapped in DistributedDataParallel, `model` trains on this rank's share of each epoch
+    (a DistributedSampler) with batches of `args.batch_size` split over the ranks."""
+    dataset = TensorDataset(*train_set)
+    sampler: DistributedSampler | None = None
+    rank = 0
+    if hasattr(model, "reducer"):  # DistributedDataParallel
+        sampler = DistributedSampler(dataset, shuffle=True, seed=args.seed)
+        rank = sampler.rank
+        share = args.batch_size // sampler.num_replicas
+        loader = DataLoader(dataset, batch_size=share, sampler=sampler)
+    else:
+        generator = ember.Generator().manual_seed(args.seed)
+        loader = DataLoader(dataset, batch_size=args.batch_size, shuffle=True, generator=generator)
     loss_function = nn.CrossEntropyLoss(label_smoothing=LABEL_SMOOTHING)
     scheduler = CosineAnnealingLR(optimizer, T_max=args.epochs)
     history = History()
     for epoch in range(1, args.epochs + 1):
+        if sampler is not None:
+            sampler.set_epoch(epoch)  # a new shuffle each epoch, the same on every rank
         started = time.perf_counter()
-        loss, accuracy = _train_epoch(model, optimizer, loader, loss_function, epoch, args.epochs)
+        figures = _train_epoch(model, optimizer, loader, loss_function, epoch, args, rank)
+        loss, accuracy = _over_ranks(figures) if sampler is not None else _means(figures)
         history.train_seconds += time.perf_counter() - started
         history.samples += len(train_set[0])
         scheduler.step()
         test_loss, test_accuracy = evaluate(model, *test_set, loss_function)
         _record(history, epoch, (loss, accuracy, test_loss, test_accuracy))
-        print(
+        _say(
+            rank,
             f"epoch {epoch:2d}/{args.epochs}  loss {loss:.4f}  train acc {accuracy:6.2%}"
-            f"  test loss {test_loss:.4f}  test acc {test_accuracy:6.2%}"
+            f"  test loss {test_loss:.4f}  test acc {test_accuracy:6.2%}",
         )
     return history
+
+
+def _means(figures: tuple[float, int, int]) -> tuple[float, float]:
+    total_loss, correct, seen = figures
+    return total_loss / seen, correct / seen
+
+
+def _over_ranks(figures: tuple[float, int, int]) -> tuple[float, float]:
+    """The epoch's mean loss and accuracy over every rank's share."""
+    import ember.distributed as dist
+
+    totals = ember.tensor(figures, dtype=ember.float64)
+    dist.all_reduce(totals)
+    total_loss, correct, seen = totals.tolist()
+    return total_loss / seen, correct / seen
 
 
 def _train_epoch(
@@ -246,13 +321,17 @@ def _train_epoch(
     loader: DataLoader[Any],
     loss_function: nn.CrossEntropyLoss,
     epoch: int,
-    epochs: int,
-) -> tuple[float, float]:
-    """One pass over the loader with a progress bar; the mean loss and the accuracy seen."""
+    args: argparse.Namespace,
+    rank: int,
+) -> tuple[float, int, int]:
+    """One pass over the loader with a progress bar (on rank 0); the summed loss, the
+    number of correct predictions and of samples seen."""
     model.train()
     total_loss = 0.0
     correct = seen = 0
-    bar = tqdm(loader, desc=f"epoch {epoch}/{epochs}", unit="batch", leave=False)
+    bar = tqdm(
+        loader, desc=f"epoch {epoch}/{args.epochs}", unit="batch", leave=False, disable=rank != 0
+    )
     for images, labels in bar:
         optimizer.zero_grad()
         logits = model(images)
@@ -266,7 +345,7 @@ def _train_epoch(
         seen += batch
         bar.set_postfix(loss=f"{value:.3f}", refresh=False)
     bar.close()
-    return total_loss / seen, correct / seen
+    return total_loss, correct, seen
 
 
 def evaluate(

@@ -13,6 +13,7 @@ from ember.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from ember.utils.data.distributed import DistributedSampler
 from ember.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -26,6 +27,7 @@ __all__ = [
     "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "DistributedSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",

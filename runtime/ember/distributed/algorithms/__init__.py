@@ -1,0 +1,1 @@
+"""Training algorithms over the collectives (torch.distributed.algorithms' layout)."""
