@@ -115,6 +115,9 @@ class SurfaceMethods(TensorCore):
     def is_same_size(self, other: Any) -> builtins.bool:
         return self._shape == other._shape
 
+    def is_distributed(self) -> builtins.bool:
+        return False  # as PyTorch's: a tensor is never split across processes
+
     @property
     def is_sparse(self) -> builtins.bool:
         return False

@@ -24,8 +24,8 @@ from ember.autograd import _anomaly
 __all__ = [
     "asarray", "concat", "concatenate", "detach", "e", "empty_strided", "fill", "frombuffer",
     "get_num_interop_threads", "get_rng_state", "inf", "init_num_threads",
-    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_same_size", "is_tensor", "nan",
-    "newaxis", "numel", "pi", "scalar_tensor", "set_anomaly_enabled",
+    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_distributed", "is_same_size",
+    "is_tensor", "nan", "newaxis", "numel", "pi", "scalar_tensor", "set_anomaly_enabled",
     "set_num_interop_threads", "set_rng_state", "typename", "zero_",
 ]  # fmt: skip
 
@@ -54,6 +54,11 @@ def numel(input: Tensor) -> int:
 
 def is_same_size(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape
+
+
+def is_distributed(input: Tensor) -> bool:
+    """False, as PyTorch's: a tensor is never split across processes (DDP replicates)."""
+    return False
 
 
 def typename(obj: Any) -> str:

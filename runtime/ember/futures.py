@@ -59,8 +59,8 @@ class Future(Generic[T]):
         self._complete(None, result)
 
     def then(self, callback: Callable[[Future[T]], S]) -> Future[S]:
-        """A future of `callback(self)`, run once this one completes (an error it raises
-        completes the returned future with that error)."""
+        """A future of `callback(self)`, run once this one completes; an error it raises
+        completes the returned future with a RuntimeError naming it, as in PyTorch."""
         chained: Future[S] = Future()
 
         def run(done: Future[T]) -> None:

@@ -12,7 +12,7 @@ import ember.distributed as dist
 from ember.distributed import ReduceOp
 
 
-@pytest.mark.parametrize(("ranks", "device"), [(2, "cpu"), (3, "cpu"), (2, "opencl")])
+@pytest.mark.parametrize(("ranks", "device"), [(1, "cpu"), (2, "cpu"), (3, "cpu"), (2, "opencl")])
 def test_collectives_match_numpy_on_every_rank(
     ranks: int, device: str, mpi_job: Callable[..., CompletedProcess[str]]
 ) -> None:

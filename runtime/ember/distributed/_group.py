@@ -51,8 +51,12 @@ def _code(text: str) -> int:
     return zlib.crc32(text.encode())
 
 
-_COLLECTIVES: Final = ("all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier")
+_COLLECTIVES: Final = (
+    "all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier", "exchange",
+    "new_group",
+)  # fmt: skip
 _NAMES: Final = {_code(n): n for n in (*_COLLECTIVES, *(op.name for op in ReduceOp), *DTYPES)}
+_CODES: Final = {name: code for code, name in _NAMES.items()}
 
 
 def _decode(row: list[int]) -> str:
@@ -132,7 +136,9 @@ class ProcessGroup:
 
     # -- the runtime's entry points --------------------------------------------------------
 
-    def all_reduce_work(self, tensor: Tensor, op: ReduceOp, check: bool) -> Work:
+    def all_reduce_work(
+        self, tensor: Tensor, op: ReduceOp, check: bool, blocking: bool = False
+    ) -> Work:
         size = self._size
 
         def step(routed: list[Routed]) -> None:
@@ -144,27 +150,30 @@ class ProcessGroup:
                 item.comm.all_reduce(item.target, op)
             item.write_back()
 
-        return self._submit("all_reduce", [tensor], step, self._signature(check, op, tensor))
+        signature = self._signature(check, op, tensor)
+        return self._submit("all_reduce", [tensor], step, signature, blocking)
 
-    def broadcast_work(self, tensor: Tensor, src: int, check: bool) -> Work:
+    def broadcast_work(self, tensor: Tensor, src: int, check: bool, blocking: bool = False) -> Work:
         def step(routed: list[Routed]) -> None:
             routed[0].comm.broadcast(routed[0].target, src)
             routed[0].write_back()
 
         signature = self._signature(check, None, tensor, src)
-        return self._submit("broadcast", [tensor], step, signature)
+        return self._submit("broadcast", [tensor], step, signature, blocking)
 
-    def all_gather_work(self, output: Tensor, tensor: Tensor, check: bool) -> Work:
+    def all_gather_work(
+        self, output: Tensor, tensor: Tensor, check: bool, blocking: bool = False
+    ) -> Work:
         def step(routed: list[Routed]) -> None:
             out, item = routed
             out.comm.all_gather(out.target, item.target)
             out.write_back()
 
         signature = self._signature(check, None, tensor)
-        return self._submit("all_gather", [output, tensor], step, signature)
+        return self._submit("all_gather", [output, tensor], step, signature, blocking)
 
     def reduce_scatter_work(
-        self, output: Tensor, tensor: Tensor, op: ReduceOp, check: bool
+        self, output: Tensor, tensor: Tensor, op: ReduceOp, check: bool, blocking: bool = False
     ) -> Work:
         size = self._size
 
@@ -177,13 +186,14 @@ class ProcessGroup:
             out.write_back()
 
         signature = self._signature(check, op, tensor)
-        return self._submit("reduce_scatter", [output, tensor], step, signature)
+        return self._submit("reduce_scatter", [output, tensor], step, signature, blocking)
 
-    def barrier_work(self, check: bool) -> Work:
+    def barrier_work(self, check: bool, blocking: bool = False) -> Work:
         def step(routed: list[Routed]) -> None:
             self._engines[0][1].barrier()
 
-        return self._submit("barrier", [], step, self._signature(check, None, None))
+        signature = self._signature(check, None, None)
+        return self._submit("barrier", [], step, signature, blocking)
 
     def exchange(self, values: Sequence[int]) -> list[list[int]]:
         """All-gather a few integers (blocking, in order with the queued collectives)."""
@@ -192,7 +202,7 @@ class ProcessGroup:
         def step(routed: list[Routed]) -> None:
             box.append(self._engines[0][1].exchange(values))
 
-        self.wait(self._submit("exchange", [], step, None))
+        self._submit("exchange", [], step, None, blocking=True)
         return box[0]
 
     def wait(self, work: Work) -> None:
@@ -217,8 +227,8 @@ class ProcessGroup:
         slots = (shape + [-1] * _SHAPE_SLOTS)[:_SHAPE_SLOTS]
         if len(shape) > _SHAPE_SLOTS:
             slots[-1] = _code(repr(shape[_SHAPE_SLOTS - 1 :]))
-        op_code = 0 if op is None else _code(op.name)
-        return [op_code, _code(tensor.dtype.name), tensor.numel(), len(shape), *slots, extra]
+        op_code = 0 if op is None else _CODES[op.name]
+        return [op_code, _CODES[tensor.dtype.name], tensor.numel(), len(shape), *slots, extra]
 
     def _submit(
         self,
@@ -226,6 +236,7 @@ class ProcessGroup:
         tensors: list[Tensor],
         step: Callable[[list[Routed]], None],
         signature: list[int] | None,
+        blocking: bool = False,
     ) -> Work:
         routed = [self._route(name, t) for t in tensors]
         work = Work(name, [r.original for r in routed])
@@ -234,13 +245,16 @@ class ProcessGroup:
             step(routed)
             work._finish(None)
             return work
-        full = [_code(name), *signature] if signature is not None else None
+        full = [_CODES[name], *signature] if signature is not None else None
 
         def run() -> None:
             if full is not None:
                 self._agree(name, full, tensors)
             step(routed)
 
+        if blocking:
+            self._channel.run(work, run, self._timeout)
+            return work
         return self._channel.submit(work, run)
 
     def _agree(self, name: str, signature: list[int], tensors: list[Tensor]) -> None:

@@ -42,8 +42,9 @@ _BOOL_OP_NAMES = {
 
 
 def _array(tensor: Tensor) -> np.ndarray:
-    """The tensor's host memory as a flat array (the runtime passes contiguous tensors)."""
-    return tensor.detach().numpy().reshape(-1)
+    """The tensor's host memory as a flat array (the runtime passes detached, contiguous
+    tensors)."""
+    return tensor.numpy().reshape(-1)
 
 
 class MPICommunicator(Communicator):
@@ -54,19 +55,23 @@ class MPICommunicator(Communicator):
         self._mpi = mpi
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
+        # MPI's op objects by (is bool, ReduceOp), looked up once.
+        self._ops = {
+            flag: {op: getattr(mpi, name) for op, name in table.items()}
+            for flag, table in ((False, _OP_NAMES), (True, _BOOL_OP_NAMES))
+        }
 
-    def _op(self, op: ReduceOp, array: np.ndarray) -> Any:
-        names = _BOOL_OP_NAMES if array.dtype == np.bool_ else _OP_NAMES
-        return getattr(self._mpi, names[op])
+    def _op(self, op: ReduceOp, tensor: Tensor) -> Any:
+        return self._ops[tensor.dtype.name == "bool"][op]
 
     def all_reduce(self, tensor: Tensor, op: ReduceOp) -> None:
         array = _array(tensor)
-        if array.dtype.name in _NARROW_FLOATS:
+        if tensor.dtype.name in _NARROW_FLOATS:
             wide = array.astype(np.float32)
-            self._comm.Allreduce(self._mpi.IN_PLACE, wide, op=self._op(op, wide))
+            self._comm.Allreduce(self._mpi.IN_PLACE, wide, op=self._op(op, tensor))
             array[...] = wide.astype(array.dtype)
             return
-        self._comm.Allreduce(self._mpi.IN_PLACE, array, op=self._op(op, array))
+        self._comm.Allreduce(self._mpi.IN_PLACE, array, op=self._op(op, tensor))
 
     def broadcast(self, tensor: Tensor, src: int) -> None:
         array = _array(tensor)
@@ -77,13 +82,13 @@ class MPICommunicator(Communicator):
 
     def reduce_scatter(self, output: Tensor, tensor: Tensor, op: ReduceOp) -> None:
         source, target = _array(tensor), _array(output)
-        if source.dtype.name in _NARROW_FLOATS:
+        if tensor.dtype.name in _NARROW_FLOATS:
             wide = np.empty(target.shape, np.float32)
             wide_source = source.astype(np.float32)
-            self._comm.Reduce_scatter_block(wide_source, wide, op=self._op(op, wide))
+            self._comm.Reduce_scatter_block(wide_source, wide, op=self._op(op, tensor))
             target[...] = wide.astype(target.dtype)
             return
-        self._comm.Reduce_scatter_block(source, target, op=self._op(op, source))
+        self._comm.Reduce_scatter_block(source, target, op=self._op(op, tensor))
 
     def barrier(self) -> None:
         self._comm.Barrier()

@@ -23,6 +23,40 @@ from ember.futures import Future
 __all__ = ["Channel", "Work"]
 
 
+class _Done:
+    """A one-shot flag that makes its Event only for a thread that must wait: most works
+    finish on the caller's thread and are never waited for."""
+
+    __slots__ = ("_event", "_set")
+
+    _CREATE: threading.Lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self._set = False
+        self._event: threading.Event | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        with _Done._CREATE:
+            self._set = True
+            event = self._event
+        if event is not None:
+            event.set()
+
+    def wait(self, timeout: float | None) -> bool:
+        if self._set:
+            return True
+        with _Done._CREATE:
+            if self._set:
+                return True
+            if self._event is None:
+                self._event = threading.Event()
+            event = self._event
+        return event.wait(timeout)
+
+
 class Work:
     """The handle of a collective: `wait()` for its result, `is_completed()` to poll."""
 
@@ -30,7 +64,7 @@ class Work:
 
     def __init__(self, op: str, result: Sequence[Tensor] = ()) -> None:
         self._op = op
-        self._done = threading.Event()
+        self._done = _Done()
         self._error: BaseException | None = None
         self._result = list(result)
         self._future: Future[list[Tensor]] | None = None
@@ -99,13 +133,21 @@ def completed_work(op: str, result: Sequence[Tensor] = ()) -> Work:
 
 
 class Channel:
-    """One process group's communication thread: runs submitted collectives in order."""
+    """One process group's communication thread: runs submitted collectives in order.
+
+    A blocking call with nothing queued runs on the caller's thread instead (`run`): the
+    hand-off to the thread and back costs tens of microseconds, a tenth of a 1 MiB
+    all-reduce. `_order` is held by whoever is inside a collective, and `_pending` counts
+    the queued and running ones, so that an inline call never overtakes a queued one.
+    """
 
     def __init__(self, name: str) -> None:
         self._name = name
         self._queue: queue.SimpleQueue[tuple[Work, Callable[[], Any]] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._order = threading.Lock()
+        self._pending = 0
         self._closed = False
 
     def submit(self, work: Work, run: Callable[[], Any]) -> Work:
@@ -114,8 +156,33 @@ class Channel:
             raise DistError(f"{work._op}: the process group was destroyed")
         if self._thread is None:
             self._start()
+        with self._lock:
+            self._pending += 1
         self._queue.put((work, run))
         return work
+
+    def run(self, work: Work, run: Callable[[], Any], timeout: timedelta) -> None:
+        """Run `run` to completion: here when nothing is queued, else after the queue
+        (waiting at most `timeout` for it)."""
+        if self._closed:
+            raise DistError(f"{work._op}: the process group was destroyed")
+        with self._lock:
+            inline = self._pending == 0
+            if inline:
+                self._pending = 1
+        if not inline:
+            self.submit(work, run).wait(timeout)
+            return
+        try:
+            with self._order:
+                run()
+        except BaseException as exc:
+            work._finish(exc)
+            raise
+        finally:
+            with self._lock:
+                self._pending -= 1
+        work._finish(None)
 
     def _start(self) -> None:
         with self._lock:
@@ -132,12 +199,15 @@ class Channel:
             if item is None:
                 return
             work, run = item
-            try:
-                run()
-            except BaseException as exc:
-                work._finish(exc)
-            else:
-                work._finish(None)
+            error: BaseException | None = None
+            with self._order:
+                try:
+                    run()
+                except BaseException as exc:
+                    error = exc
+            with self._lock:
+                self._pending -= 1
+            work._finish(error)
 
     def close(self) -> None:
         """Finish what is queued, then stop the thread."""

@@ -292,7 +292,7 @@ def _run_split(
 
     if default.size() == 1:
         return comm.split(members)
-    default.wait(default._submit("new_group", [], step, None))
+    default._submit("new_group", [], step, None, blocking=True)
     return box[0]
 
 
@@ -402,7 +402,9 @@ def all_reduce(
     resolved = _resolve(group)
     if resolved is None:
         return _skip(async_op, "all_reduce")
-    return _finish(resolved, resolved.all_reduce_work(tensor, op, check=True), async_op)
+    return _finish(
+        resolved, resolved.all_reduce_work(tensor, op, check=True, blocking=not async_op), async_op
+    )
 
 
 def reduce(
@@ -421,7 +423,9 @@ def reduce(
         return _skip(async_op, "reduce")
     _group_rank(resolved, dst, group_dst, "reduce", "dst")
     op = _reduce_op(op, "reduce", tensor)
-    return _finish(resolved, resolved.all_reduce_work(tensor, op, check=True), async_op)
+    return _finish(
+        resolved, resolved.all_reduce_work(tensor, op, check=True, blocking=not async_op), async_op
+    )
 
 
 def _group_rank(
@@ -458,7 +462,9 @@ def broadcast(
     if resolved is None:
         return _skip(async_op, "broadcast")
     root = _group_rank(resolved, src, group_src, "broadcast", "src")
-    return _finish(resolved, resolved.broadcast_work(tensor, root, check=True), async_op)
+    return _finish(
+        resolved, resolved.broadcast_work(tensor, root, check=True, blocking=not async_op), async_op
+    )
 
 
 def all_gather_into_tensor(
@@ -480,7 +486,7 @@ def all_gather_into_tensor(
             f"ember.distributed.all_gather_into_tensor: output {describe(output_tensor)} must "
             f"hold world_size ({resolved.size()}) x input {describe(input_tensor)}"
         )
-    work = resolved.all_gather_work(output_tensor, input_tensor, check=True)
+    work = resolved.all_gather_work(output_tensor, input_tensor, check=True, blocking=not async_op)
     return _finish(resolved, work, async_op)
 
 
@@ -509,8 +515,7 @@ def all_gather(
                 f"is {describe(tensor)}"
             )
     flat = empty((resolved.size(), *tensor.shape), dtype=tensor.dtype, device=tensor.device)
-    work = resolved.all_gather_work(flat, tensor, check=True)
-    resolved.wait(work)
+    resolved.all_gather_work(flat, tensor, check=True, blocking=True)
     for i, item in enumerate(tensor_list):
         item.detach().copy_(flat[i])
     return completed_work("all_gather", tensor_list) if async_op else None
@@ -536,7 +541,7 @@ def reduce_scatter_tensor(
             f"ember.distributed.reduce_scatter_tensor: input {describe(input)} must hold "
             f"world_size ({resolved.size()}) x output {describe(output)}"
         )
-    work = resolved.reduce_scatter_work(output, input, op, check=True)
+    work = resolved.reduce_scatter_work(output, input, op, check=True, blocking=not async_op)
     return _finish(resolved, work, async_op)
 
 
@@ -559,7 +564,7 @@ def barrier(
     resolved = _resolve(group)
     if resolved is None:
         return _skip(async_op, "barrier")
-    return _finish(resolved, resolved.barrier_work(check=True), async_op)
+    return _finish(resolved, resolved.barrier_work(check=True, blocking=not async_op), async_op)
 
 
 def _same_kind(op: str, output: Tensor, tensor: Tensor) -> None:
@@ -580,7 +585,7 @@ def _gather_bytes(group: ProcessGroup, payload: bytes) -> list[bytes]:
     if payload:
         padded.numpy()[: len(payload)] = memoryview(payload)
     everyone = empty((group.size(), width), dtype=uint8)
-    group.wait(group.all_gather_work(everyone, padded, check=False))
+    group.all_gather_work(everyone, padded, check=False, blocking=True)
     rows = everyone.numpy()
     return [rows[r, : lengths[r]].tobytes() for r in range(group.size())]
 
