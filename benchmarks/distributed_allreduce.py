@@ -6,10 +6,11 @@ view): Ember through its public, checked, synchronous `all_reduce`, the referenc
 it: algbw = bytes / time, busbw = algbw * 2(n-1)/n. The buffers hold zeros while timed
 (a sum that stays finite), after one checked call on each side with rank-dependent values.
 
-Then, at the smallest size, where Ember's fixed costs weigh most, a breakdown of them:
-the same raw call run through a communication thread like Ember's (`Channel`), the
-agreement check's small all-gather alone, and the unchecked asynchronous fast path
-(`ProcessGroup.allreduce`) next to the checked call.
+Then, at the smallest size, where Ember's fixed costs weigh most, a breakdown of them: the
+floor of a checked call (the agreement check's small raw all-gather, then the raw
+all-reduce), the same raw call handed to a communication thread like Ember's (`Channel`,
+which `async_op=True` and DDP's buckets go through), and the unchecked asynchronous fast
+path (`ProcessGroup.allreduce`) next to the checked blocking call.
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ def profile_overhead(ember: Any, mib: int, quick: bool) -> dict[str, Any]:
     statements: dict[str, Callable[[], object]] = {
         "raw_allreduce": raw,
         "raw_signature_allgather": lambda: comm.Allgather(signature, gathered),
+        "raw_allgather_then_allreduce": lambda: (comm.Allgather(signature, gathered), raw()),
         "thread_noop": through_thread(lambda: None),
         "thread_raw_allreduce": through_thread(raw),
         "group_allreduce_unchecked": lambda: group.allreduce(tensor).wait(),
@@ -137,8 +139,9 @@ def profile_overhead(ember: Any, mib: int, quick: bool) -> dict[str, Any]:
 def _shares(us: dict[str, float]) -> dict[str, float]:
     """The differences that name where the time goes."""
     return {
-        "thread_handoff_us": us["thread_raw_allreduce"] - us["raw_allreduce"],
-        "routing_and_work_us": us["group_allreduce_unchecked"] - us["thread_raw_allreduce"],
-        "agreement_check_us": us["all_reduce_checked"] - us["group_allreduce_unchecked"],
+        "check_collective_us": us["raw_allgather_then_allreduce"] - us["raw_allreduce"],
+        "python_us": us["all_reduce_checked"] - us["raw_allgather_then_allreduce"],
         "total_overhead_us": us["all_reduce_checked"] - us["raw_allreduce"],
+        "thread_handoff_us": us["thread_raw_allreduce"] - us["raw_allreduce"],
+        "async_unchecked_overhead_us": us["group_allreduce_unchecked"] - us["raw_allreduce"],
     }

@@ -155,12 +155,13 @@ def _profile_line(profile: dict[str, Any]) -> str:
     us = profile["median_us"]
     return (
         f"ember's overhead at {profile['bytes'] >> 20} MiB (median us, slowest rank): raw "
-        f"Allreduce {us['raw_allreduce']:.0f}; through a communication thread "
-        f"{profile['thread_handoff_us']:+.0f} (a no-op hand-off alone {us['thread_noop']:.0f}); "
-        f"routing and Work {profile['routing_and_work_us']:+.0f} (group.allreduce, unchecked "
-        f"{us['group_allreduce_unchecked']:.0f}); agreement check "
-        f"{profile['agreement_check_us']:+.0f} (its all-gather alone "
-        f"{us['raw_signature_allgather']:.0f}); all_reduce {us['all_reduce_checked']:.0f}"
+        f"Allreduce {us['raw_allreduce']:.0f}, all_reduce {us['all_reduce_checked']:.0f} "
+        f"({profile['total_overhead_us']:+.0f}: the check's all-gather "
+        f"{profile['check_collective_us']:+.0f}, Python around the calls "
+        f"{profile['python_us']:+.0f}); asynchronous group.allreduce "
+        f"{us['group_allreduce_unchecked']:.0f} ({profile['async_unchecked_overhead_us']:+.0f}; "
+        f"a raw Allreduce through a communication thread {profile['thread_handoff_us']:+.0f}, "
+        f"a no-op hand-off {us['thread_noop']:.0f})"
     )
 
 
