@@ -96,7 +96,9 @@ def profile_overhead(ember: Any, mib: int, quick: bool) -> dict[str, Any]:
     """Median microseconds of each piece of Ember's call at `mib` MiB (on the slowest rank).
 
     Uses two private names of ember.distributed (`_work.Channel`, `_work.Work`) to time a
-    bare hand-off to a communication thread; any failure is returned as `error`.
+    bare hand-off to a communication thread, and the runtime's entry point
+    `ProcessGroup.all_reduce_work` to time the blocking call without its agreement check;
+    any failure is returned as `error`.
     """
     try:
         from ember.distributed._work import Channel, Work  # private: this profile only
@@ -124,12 +126,17 @@ def profile_overhead(ember: Any, mib: int, quick: bool) -> dict[str, Any]:
         "thread_noop": through_thread(lambda: None),
         "thread_raw_allreduce": through_thread(raw),
         "group_allreduce_unchecked": lambda: group.allreduce(tensor).wait(),
+        "blocking_unchecked": lambda: group.all_reduce_work(
+            tensor, dist.ReduceOp.SUM, check=False, blocking=True
+        ),
         "all_reduce_checked": lambda: dist.all_reduce(tensor),
     }
     try:
         samples = interleaved(
             comm, statements, repetitions=5 if quick else 40, warmup=2 if quick else 5
         )
+    except TypeError as error:  # the same on every rank, before any collective of its own
+        return {"error": f"ember.distributed internals changed: {error}"}
     finally:
         channel.close()
     micros = {name: sample.per_call() * 1e6 for name, sample in samples.items()}
@@ -141,6 +148,8 @@ def _shares(us: dict[str, float]) -> dict[str, float]:
     return {
         "check_collective_us": us["raw_allgather_then_allreduce"] - us["raw_allreduce"],
         "python_us": us["all_reduce_checked"] - us["raw_allgather_then_allreduce"],
+        "check_us": us["all_reduce_checked"] - us["blocking_unchecked"],
+        "unchecked_blocking_overhead_us": us["blocking_unchecked"] - us["raw_allreduce"],
         "total_overhead_us": us["all_reduce_checked"] - us["raw_allreduce"],
         "thread_handoff_us": us["thread_raw_allreduce"] - us["raw_allreduce"],
         "async_unchecked_overhead_us": us["group_allreduce_unchecked"] - us["raw_allreduce"],

@@ -153,13 +153,14 @@ def _profile_line(profile: dict[str, Any]) -> str:
     if "error" in profile:
         return f"ember's overhead: not profiled ({profile['error']})"
     us = profile["median_us"]
+    asynchronous = profile["async_unchecked_overhead_us"]
     return (
         f"ember's overhead at {profile['bytes'] >> 20} MiB (median us, slowest rank): raw "
         f"Allreduce {us['raw_allreduce']:.0f}, all_reduce {us['all_reduce_checked']:.0f} "
-        f"({profile['total_overhead_us']:+.0f}: the check's all-gather "
-        f"{profile['check_collective_us']:+.0f}, Python around the calls "
-        f"{profile['python_us']:+.0f}); asynchronous group.allreduce "
-        f"{us['group_allreduce_unchecked']:.0f} ({profile['async_unchecked_overhead_us']:+.0f}; "
+        f"({profile['total_overhead_us']:+.0f}: the agreement check {profile['check_us']:+.0f}, "
+        f"of which its raw all-gather {profile['check_collective_us']:+.0f}; the blocking call "
+        f"without it {profile['unchecked_blocking_overhead_us']:+.0f}); asynchronous "
+        f"group.allreduce {us['group_allreduce_unchecked']:.0f} ({asynchronous:+.0f}; "
         f"a raw Allreduce through a communication thread {profile['thread_handoff_us']:+.0f}, "
         f"a no-op hand-off {us['thread_noop']:.0f})"
     )
