@@ -1,9 +1,11 @@
 """`python -m benchmarks`: Ember, PyTorch and NumPy side by side; JSON under benchmarks/results/.
 
-Four suites run by default: `core` (ops), `training` (autograd, training steps, the
+Five suites run by default: `core` (ops), `training` (autograd, training steps, the
 digits demo) and `kernels` (custom-op overhead, plugins/ember-fused's fused kernels), one
 table per thread count, then `opencl` (Ember's opencl device next to plain
-pyopencl on the same device, and the runtime figures), skipped when that device is missing.
+pyopencl on the same device, and the runtime figures), skipped when that device is missing,
+and `distributed` (2-rank MPI jobs: all-reduce bandwidth against raw mpi4py, DDP steps),
+skipped when mpi4py or mpiexec is missing.
 """
 
 from __future__ import annotations
@@ -19,9 +21,18 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks.bench_core import CASES, Case
+from benchmarks.bench_distributed import CASE_NAMES as DISTRIBUTED_CASES
+from benchmarks.bench_distributed import run_distributed_suite
 from benchmarks.bench_kernels import KERNEL_CASES, custom_op_overhead
 from benchmarks.bench_training import TRAINING_CASES
 from benchmarks.bench_transformer import TRANSFORMER_CASES
+from benchmarks.distributed_report import (
+    DISTRIBUTED_LEGEND,
+    distributed_as_json,
+    distributed_failures,
+    distributed_summary,
+    format_distributed,
+)
 from benchmarks.environment import collect_environment, environment_notes, load_average
 from benchmarks.harness import Budget
 from benchmarks.libraries import LIBRARY_NAMES, Library, load_libraries, set_threads
@@ -45,7 +56,9 @@ SUITES: Final[dict[str, tuple[Case, ...]]] = {
 }
 # Not a table of `Case`s: its own rows against pyopencl, and figures (opencl_suite.py).
 OPENCL: Final = "opencl"
-ALL_SUITES: Final = (*SUITES, OPENCL)
+# 2-rank jobs under mpiexec, their own rows against raw mpi4py (bench_distributed.py).
+DISTRIBUTED: Final = "distributed"
+ALL_SUITES: Final = (*SUITES, OPENCL, DISTRIBUTED)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -54,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     faulthandler.enable()  # a crashing kernel takes the process down; say where it was
     suites = _suites(arguments.suite)
     cases, opencl_only = _select(arguments.only, suites)
+    distributed_only = _select_distributed(arguments.only, suites)
     budget = Budget(target_s=arguments.budget)
     if arguments.quick:
         budget = replace(budget, target_s=0.05, min_samples=3, hard_cap_s=1.0)
@@ -70,6 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if opencl_only is not None:
         output = None if arguments.no_save else arguments.output_dir
         opencl = _run_opencl(libraries, budget, opencl_only, arguments.quick, output)
+    distributed = None
+    if distributed_only is not None:
+        distributed = run_distributed_suite(quick=arguments.quick, only=distributed_only)
 
     notes = environment_notes(environment, libraries)
     if sections:
@@ -79,6 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(("\n" if sections else "") + format_opencl(opencl))
         if opencl.skipped is None:
             print("\n" + OPENCL_LEGEND)
+    if distributed is not None:
+        print(("\n" if sections or opencl is not None else "") + format_distributed(distributed))
+        if distributed.skipped is None:
+            print("\n" + DISTRIBUTED_LEGEND)
     if sections:
         print(_summary(sections))
         for section in sections:
@@ -86,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{line} at {section.threads} thread(s)")
     if opencl is not None:
         print(opencl_summary(opencl))
+    if distributed is not None:
+        print(distributed_summary(distributed))
     for note in notes:
         print(f"note: {note}")
 
@@ -102,12 +125,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     if opencl is not None:
         document[OPENCL] = opencl_as_json(opencl)
+    if distributed is not None:
+        document[DISTRIBUTED] = distributed_as_json(distributed)
     if not arguments.no_save:
         stem = "-".join(suites) + "-" + started.astimezone().strftime("%Y%m%d-%H%M%S")
         path = write_results(document, arguments.output_dir, stem)
         print(f"results: {_display(path)} (and latest.json beside it)")
     if arguments.strict and (
-        _headline_failures(sections) or (opencl is not None and opencl_failures(opencl))
+        _headline_failures(sections)
+        or (opencl is not None and opencl_failures(opencl))
+        or (distributed is not None and distributed_failures(distributed))
     ):
         return 1
     return 0
@@ -180,14 +207,26 @@ def _select(only: str, suites: tuple[str, ...]) -> tuple[tuple[Case, ...], set[s
     available = tuple(case for suite in suites for case in SUITES.get(suite, ()))
     opencl_names = set(case_names()) if OPENCL in suites else set()
     names = {name.strip() for name in only.split(",") if name.strip()}
-    unknown = names - {case.name for case in available} - opencl_names
+    distributed_names = set(DISTRIBUTED_CASES) if DISTRIBUTED in suites else set()
+    unknown = names - {case.name for case in available} - opencl_names - distributed_names
     if unknown:
-        known = ", ".join([case.name for case in available] + sorted(opencl_names))
+        known = ", ".join(
+            [case.name for case in available] + sorted(opencl_names) + sorted(distributed_names)
+        )
         raise SystemExit(f"unknown case(s) {', '.join(sorted(unknown))}; known: {known}")
     cases = tuple(case for case in available if not names or case.name in names)
     opencl_only = names & opencl_names
     run_opencl = OPENCL in suites and (not names or bool(opencl_only))
     return cases, (opencl_only if run_opencl else None)
+
+
+def _select_distributed(only: str, suites: tuple[str, ...]) -> set[str] | None:
+    """The distributed suite's selection (empty: all of it; None: do not run it)."""
+    if DISTRIBUTED not in suites:
+        return None
+    names = {name.strip() for name in only.split(",") if name.strip()}
+    selected = names & set(DISTRIBUTED_CASES)
+    return selected if not names or selected else None
 
 
 def _summary(sections: Sequence[Section]) -> str:
