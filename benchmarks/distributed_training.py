@@ -30,7 +30,6 @@ __all__ = ["MODELS", "bucket_sizes", "measure_training"]
 
 _GLOBAL_BATCH: Final = 64
 _DEFAULT_CAP_MB: Final = 25.0
-_FIRST_BUCKET_BYTES: Final = 1 << 20  # PyTorch's first bucket, when the cap is the default
 _LR: Final = 0.01
 MODELS: Final = {"mlp": (_mlp, _mlp_inputs), "cnn": (_cnn, _cnn_inputs)}
 # Whole steps per timed repetition: about 50-100 ms of work at batch 64 on one thread.
@@ -38,20 +37,16 @@ _STEPS: Final = {"mlp": 20, "cnn": 4}
 
 
 def bucket_sizes(numels: Sequence[int], cap_mb: float = _DEFAULT_CAP_MB) -> list[int]:
-    """Elements per bucket, PyTorch's way: parameters in reverse order, a bucket closed as
-    soon as it reaches its cap (1 MiB for the first one under the default cap)."""
+    """Elements per bucket of float32 parameters of `numels`, as DDP assigns them (Ember's
+    assignment, which is PyTorch's: reverse order, a bucket closed once it reaches its cap,
+    1 MiB for the first under the default cap)."""
+    import ember
+    from ember.nn.parallel._reducer import FIRST_BUCKET_BYTES, assign_buckets
+
     cap = int(cap_mb * (1 << 20))
-    first = _FIRST_BUCKET_BYTES if cap_mb == _DEFAULT_CAP_MB else cap
-    buckets: list[int] = []
-    current = 0
-    for numel in reversed(numels):
-        current += numel
-        if current * 4 >= (first if not buckets else cap):
-            buckets.append(current)
-            current = 0
-    if current:
-        buckets.append(current)
-    return buckets
+    first = FIRST_BUCKET_BYTES if cap_mb == _DEFAULT_CAP_MB else cap
+    params = [ember.empty(n) for n in numels]
+    return [sum(numels[i] for i in members) for members in assign_buckets(params, [first, cap])]
 
 
 class _Setup:

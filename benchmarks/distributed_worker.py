@@ -77,7 +77,6 @@ def _library_rows(
 
 
 def _ember() -> tuple[Any, Any, Any]:
-    # ModuleNotFoundError until DistributedDataParallel lands: reported as the row's error.
     parallel = importlib.import_module("ember.nn.parallel")
     ember.distributed.init_process_group("mpi")
     world = ember.distributed.group.WORLD

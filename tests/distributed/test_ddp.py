@@ -57,6 +57,20 @@ def test_buckets_follow_pytorchs_assignment() -> None:
     assert assign_buckets(params, [10**6, 10**6]) == [[4, 1], [3, 2, 0]]
 
 
+@pytest.mark.parametrize("cap", [400, 1200, 10**6])
+def test_bucket_assignment_is_torchs(cap: int) -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("mpi4py")
+    shapes = [(100,), (30, 3), (300,), (10,), (7, 2), (64,), (5,)]
+    dtypes = ["float32", "float64", "float32", "float32", "float64", "float32", "float64"]
+    ours = [ember.zeros(s, dtype=getattr(ember, d)) for s, d in zip(shapes, dtypes, strict=True)]
+    theirs = [torch.zeros(s, dtype=getattr(torch, d)) for s, d in zip(shapes, dtypes, strict=True)]
+    reverse = theirs[::-1]  # DDP hands torch its parameters in reverse order
+    groups, _ = torch.distributed._compute_bucket_assignment_by_size(reverse, [cap])
+    expected = [[len(theirs) - 1 - i for i in group] for group in groups]
+    assert assign_buckets(ours, [cap, cap]) == expected
+
+
 def test_ddp_needs_a_process_group_and_trainable_parameters() -> None:
     with pytest.raises(RuntimeError, match="default process group has not been initialized"):
         DDP(nn.Linear(2, 2))
