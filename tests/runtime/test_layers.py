@@ -96,6 +96,8 @@ COLD_IMPORTS: dict[tuple[str, str], str] = {
     ("ember.utils.data.dataloader", "ember.utils.data._multiprocess"): "only with workers",
     ("ember.utils.tensorboard.summary", "PIL"): "Pillow encodes images: add_image(s) only",
     ("ember.distributed._mpi", "mpi4py"): "initialises MPI: only when a process group is made",
+    ("ember.utils.data.distributed", "ember.distributed"): "only when DistributedSampler "
+    "must ask the process group for num_replicas or rank: keeps it out of `import ember`",
 }
 
 

@@ -27,7 +27,9 @@ import numpy as np
 from tqdm import tqdm  # type: ignore[import-untyped]  # ships no type information
 
 import ember
+from ember import distributed as dist
 from ember import nn
+from ember.nn.parallel import DistributedDataParallel
 from ember.optim import Adam
 from ember.optim.lr_scheduler import CosineAnnealingLR
 from ember.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -120,8 +122,6 @@ def _start_ranks(batch_size: int) -> tuple[int, int]:
     default process group is made here."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return 0, 1
-    import ember.distributed as dist
-
     dist.init_process_group()
     world = dist.get_world_size()
     if batch_size % world:
@@ -130,16 +130,12 @@ def _start_ranks(batch_size: int) -> tuple[int, int]:
 
 
 def _data_parallel(model: nn.Module) -> nn.Module:
-    from ember.nn.parallel import DistributedDataParallel
-
     return DistributedDataParallel(model)  # rank 0's initial weights on every rank
 
 
 def _finish_ranks(status: int, world: int) -> int:
     """Leave the process group `_start_ranks` made (if it made one); return `status`."""
     if world > 1:
-        import ember.distributed as dist
-
         dist.destroy_process_group()
     return status
 
@@ -307,8 +303,6 @@ def _means(figures: tuple[float, int, int]) -> tuple[float, float]:
 
 def _over_ranks(figures: tuple[float, int, int]) -> tuple[float, float]:
     """The epoch's mean loss and accuracy over every rank's share."""
-    import ember.distributed as dist
-
     totals = ember.tensor(figures, dtype=ember.float64)
     dist.all_reduce(totals)
     total_loss, correct, seen = totals.tolist()

@@ -23,9 +23,11 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any
 
-import ember
+from ember._dtype import float32
+from ember._ops import ones, zeros
 from ember._tensor import Tensor
 from ember.autograd import queue_callback
+from ember.autograd._mode import no_grad
 from ember.distributed import ProcessGroup, ReduceOp, Work
 from ember.distributed._grad_bucket import GradBucket
 from ember.futures import Future
@@ -71,7 +73,7 @@ class _Bucket:
         first = params[members[0]]
         total = sum(params[i].numel() for i in members)
         # The flat storage; the last bucket has one more slot (the missed-parameter count).
-        self.buffer = ember.zeros(total + int(flag), dtype=first.dtype, device=first.device)
+        self.buffer = zeros(total + int(flag), dtype=first.dtype, device=first.device)
         self.views: list[Tensor] = []
         offset = 0
         for i in members:
@@ -223,7 +225,7 @@ class Reducer:
     def _fill(self, index: int, grad: Tensor | None) -> None:
         """Copy parameter `index`'s gradient (zeros if None) into its bucket slot."""
         view = self._view(index)
-        with ember.no_grad():
+        with no_grad():
             if grad is None:
                 view.zero_()
             elif grad is not view:
@@ -297,7 +299,7 @@ class Reducer:
 
     def _globally_used(self, unused_here: list[int]) -> list[bool]:
         """Which parameters some rank's backward reached (one small blocking all-reduce)."""
-        flags = ember.ones(len(self._params), dtype=ember.float32)
+        flags = ones(len(self._params), dtype=float32)
         for i in unused_here:
             flags[i] = 0.0
         if self._group.size() > 1:
@@ -305,7 +307,7 @@ class Reducer:
         return [value > 0 for value in flags.tolist()]
 
     def _write_back(self, used: list[bool] | None) -> None:
-        with ember.no_grad():
+        with no_grad():
             for i, param in enumerate(self._params):
                 if used is not None and not used[i]:
                     continue  # no rank computed it: .grad stays as it was

@@ -14,9 +14,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import ember
 from ember import distributed as dist
+from ember._device import device
+from ember._ops import cat
 from ember._tensor import Tensor
+from ember.autograd._mode import is_grad_enabled, no_grad
 from ember.nn.modules.module import Module
 from ember.nn.parallel._reducer import FIRST_BUCKET_BYTES, CommHook, Reducer
 
@@ -35,8 +37,8 @@ class DistributedDataParallel(Module):
     def __init__(
         self,
         module: Module,
-        device_ids: Sequence[int | str | ember.device] | None = None,
-        output_device: int | str | ember.device | None = None,
+        device_ids: Sequence[int | str | device] | None = None,
+        output_device: int | str | device | None = None,
         dim: int = 0,
         broadcast_buffers: bool = True,
         process_group: dist.ProcessGroup | None = None,
@@ -81,7 +83,7 @@ class DistributedDataParallel(Module):
         self.bucket_bytes_cap = int(cap * 1024 * 1024)
         first = FIRST_BUCKET_BYTES if bucket_cap_mb is None else self.bucket_bytes_cap
         _check_same_model(group, named)
-        with ember.no_grad():
+        with no_grad():
             _broadcast_coalesced(group, [p for _, p in named] + _buffers(module))
         self.reducer = Reducer(
             [p for _, p in named],
@@ -100,10 +102,10 @@ class DistributedDataParallel(Module):
         if self.broadcast_buffers and self.require_forward_param_sync:
             buffers = _buffers(self.module)
             if buffers and self.process_group.size() > 1:
-                with ember.no_grad():
+                with no_grad():
                     _broadcast_coalesced(self.process_group, buffers)
         output = self.module(*inputs, **kwargs)
-        if ember.is_grad_enabled() and self.require_backward_grad_sync:
+        if is_grad_enabled() and self.require_backward_grad_sync:
             self.reducer.prepare_for_backward(output)
         else:
             self.reducer.disarm()
@@ -156,10 +158,10 @@ def _buffers(module: Module) -> list[Tensor]:
 
 
 def _check_devices(
-    devices: set[ember.device],
-    device_ids: Sequence[int | str | ember.device] | None,
-    output_device: int | str | ember.device | None,
-) -> list[ember.device]:
+    devices: set[device],
+    device_ids: Sequence[int | str | device] | None,
+    output_device: int | str | device | None,
+) -> list[device]:
     if device_ids is None and output_device is None:
         return []
     kinds = {d.type for d in devices}
@@ -185,21 +187,21 @@ def _check_devices(
     return [wanted]
 
 
-def _as_device(value: int | str | ember.device, kind: str) -> ember.device:
+def _as_device(value: int | str | device, kind: str) -> device:
     if isinstance(value, int):
-        return ember.device(kind, value)
-    return ember.device(value)
+        return device(kind, value)
+    return device(value)
 
 
-def _to_device(value: Any, device: ember.device) -> Any:
+def _to_device(value: Any, target: device) -> Any:
     if isinstance(value, Tensor):
-        return value.to(device)
+        return value.to(target)
     if isinstance(value, tuple):
-        return tuple(_to_device(v, device) for v in value)
+        return tuple(_to_device(v, target) for v in value)
     if isinstance(value, list):
-        return [_to_device(v, device) for v in value]
+        return [_to_device(v, target) for v in value]
     if isinstance(value, dict):
-        return {k: _to_device(v, device) for k, v in value.items()}
+        return {k: _to_device(v, target) for k, v in value.items()}
     return value
 
 
@@ -227,7 +229,7 @@ def _broadcast_coalesced(group: dist.ProcessGroup, tensors: list[Tensor]) -> Non
     for tensor in tensors:
         kinds.setdefault((str(tensor.dtype), str(tensor.device)), []).append(tensor)
     for members in kinds.values():
-        flat = ember.cat([t.detach().reshape(-1) for t in members])
+        flat = cat([t.detach().reshape(-1) for t in members])
         group.broadcast_work(flat, 0, check=False, blocking=True)
         offset = 0
         for tensor in members:

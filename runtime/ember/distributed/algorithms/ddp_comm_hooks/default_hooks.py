@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import ember
 from ember import distributed as dist
+from ember._dtype import bfloat16, dtype, float16
 from ember._tensor import Tensor
 from ember.distributed._grad_bucket import GradBucket
 from ember.distributed._group import ProcessGroup
@@ -39,11 +39,11 @@ def allreduce_hook(process_group: ProcessGroup | None, bucket: GradBucket) -> Fu
 
 
 def _compress_hook(
-    dtype: ember.dtype, process_group: ProcessGroup | None, bucket: GradBucket
+    target: dtype, process_group: ProcessGroup | None, bucket: GradBucket
 ) -> Future[Tensor]:
     group = _group(process_group)
     buffer = bucket.buffer()
-    compressed = buffer.to(dtype).div_(group.size())
+    compressed = buffer.to(target).div_(group.size())
     work = dist.all_reduce(compressed, group=group, async_op=True)
     assert work is not None
 
@@ -56,9 +56,9 @@ def _compress_hook(
 
 def fp16_compress_hook(process_group: ProcessGroup | None, bucket: GradBucket) -> Future[Tensor]:
     """Average the bucket in float16 (gradients rounded to half precision)."""
-    return _compress_hook(ember.float16, process_group, bucket)
+    return _compress_hook(float16, process_group, bucket)
 
 
 def bf16_compress_hook(process_group: ProcessGroup | None, bucket: GradBucket) -> Future[Tensor]:
     """Average the bucket in bfloat16 (gradients rounded to bfloat16)."""
-    return _compress_hook(ember.bfloat16, process_group, bucket)
+    return _compress_hook(bfloat16, process_group, bucket)
