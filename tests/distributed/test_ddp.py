@@ -93,8 +93,12 @@ def test_a_world_of_one_trains_exactly_as_the_plain_module() -> None:
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-14)
     with ember.no_grad():  # no backward follows: the hooks stay disarmed
         ddp(x)
-    with ddp.no_sync():
+    with ddp.no_sync():  # accumulates onto the synced gradients, as the plain module does
         ddp(x).sum().backward()
+    plain(x).sum().backward()
+    for p, q in zip(model.parameters(), plain.parameters(), strict=True):
+        assert p.grad is not None and q.grad is not None
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-14)
 
 
 @pytest.mark.usefixtures("world")

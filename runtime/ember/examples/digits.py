@@ -266,7 +266,7 @@ def train(
     dataset = TensorDataset(*train_set)
     sampler: DistributedSampler | None = None
     rank = 0
-    if hasattr(model, "reducer"):  # DistributedDataParallel
+    if isinstance(model, DistributedDataParallel):
         sampler = DistributedSampler(dataset, shuffle=True, seed=args.seed)
         rank = sampler.rank
         share = args.batch_size // sampler.num_replicas

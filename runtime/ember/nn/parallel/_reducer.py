@@ -127,10 +127,8 @@ class Reducer:
         self._next = 0  # the next bucket to launch
         self._comm_hook: CommHook | None = None
         self._comm_state: Any = None
-        self._handles = [
+        for i, p in enumerate(self._params):
             p.register_post_accumulate_grad_hook(self._hook_for(i))
-            for i, p in enumerate(self._params)
-        ]
         if self._as_view:
             for i, p in enumerate(self._params):
                 if p.grad is not None:
@@ -143,10 +141,6 @@ class Reducer:
     def bucket_count(self) -> int:
         return len(self._buckets)
 
-    def bucket_members(self) -> list[list[int]]:
-        """Parameter indices of each bucket, in launch order."""
-        return [list(bucket.members) for bucket in self._buckets]
-
     def register_comm_hook(self, state: Any, hook: CommHook) -> None:
         if self._comm_hook is not None:
             raise RuntimeError(
@@ -155,10 +149,6 @@ class Reducer:
             )
         self._comm_hook = hook
         self._comm_state = state
-
-    def remove(self) -> None:
-        for handle in self._handles:
-            handle.remove()
 
     # -- each iteration ------------------------------------------------------------------
 
