@@ -3,6 +3,10 @@
 Two paths: head widths that are multiples of 16 (at most 128) run on 16-float vectors,
 every inner loop one load and one multiply-add into registers; any other width runs the
 general loops, vectorised by the compiler where it can.
+
+Operands are (B, H, rows, width) with unit stride along the width and any other strides
+(`geo` below), so that heads interleaved in a (B, L, H * E) projection are read and written
+in place: no copy into (B, H, L, E) order and back.
 """
 
 from __future__ import annotations
@@ -18,9 +22,15 @@ SOURCE = r"""
 
 #define TILE 64
 
-static void transpose(float *dst, const float *src, int64_t rows, int64_t cols) {
+/* The layout of one operand: batch, head and row strides (elements; unit along a row). */
+typedef struct { int64_t b, h, r; } layout_t;
+
+static layout_t layout_at(const int64_t *g) { return (layout_t){g[0], g[1], g[2]}; }
+
+static void transpose(float *dst, const float *src, int64_t rows, int64_t cols,
+                      int64_t stride) {
     for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++) dst[c * rows + r] = src[r * cols + c];
+        for (int64_t c = 0; c < cols; c++) dst[c * rows + r] = src[r * stride + c];
 }
 
 /* s[j] = scale * q . kt[:, j0 + j] for j < n: kt is (E, S). */
@@ -48,9 +58,9 @@ static inline void store16(float *p, v16 x) { *(v16 *)p = x; }
 static inline v16 splat(float x) { return (v16){0} + x; }
 
 static void transpose_padded(float *dst, const float *src, int64_t rows, int64_t cols,
-                             int64_t padded) {
+                             int64_t stride, int64_t padded) {
     for (int64_t c = 0; c < cols; c++) {
-        for (int64_t r = 0; r < rows; r++) dst[c * padded + r] = src[r * cols + c];
+        for (int64_t r = 0; r < rows; r++) dst[c * padded + r] = src[r * stride + c];
         for (int64_t r = rows; r < padded; r++) dst[c * padded + r] = 0.0f;
     }
 }
@@ -79,16 +89,19 @@ static int fast_shape(int64_t e, int64_t ev) {
 }
 
 static int attention_fast(float *out, float *lse, const float *q, const float *k,
-                          const float *v, int64_t heads, int64_t len, int64_t src, int64_t e,
-                          int64_t ev, float scale, int causal) {
+                          const float *v, int64_t batch, int64_t heads, int64_t len,
+                          int64_t src, int64_t e, int64_t ev, layout_t sq, layout_t sk,
+                          layout_t sv, layout_t so, float scale, int causal) {
     const int64_t padded = (src + LANES - 1) / LANES * LANES, nv = ev / LANES;
     int failed = 0;
     #pragma omp parallel for schedule(static) reduction(| : failed)
-    for (int64_t h = 0; h < heads; h++) {
+    for (int64_t bh = 0; bh < batch * heads; bh++) {
+        const int64_t b = bh / heads, h = bh % heads;
         float *kt = malloc(sizeof(float) * (size_t)(e * padded));
         if (!kt) { failed = 1; continue; }
-        const float *qh = q + h * len * e, *vh = v + h * src * ev;
-        transpose_padded(kt, k + h * src * e, src, e, padded);
+        const float *qh = q + b * sq.b + h * sq.h, *vh = v + b * sv.b + h * sv.h;
+        float *oh = out + b * so.b + h * so.h;
+        transpose_padded(kt, k + b * sk.b + h * sk.h, src, e, sk.r, padded);
         for (int64_t i = 0; i < len; i++) {
             const int64_t keys = causal ? (i + 1 < src ? i + 1 : src) : src;
             v16 o[MAXV];
@@ -97,7 +110,7 @@ static int attention_fast(float *out, float *lse, const float *q, const float *k
             for (int64_t j0 = 0; j0 < keys; j0 += LANES) {
                 const int64_t n = keys - j0 < LANES ? keys - j0 : LANES;
                 float s[LANES], p[LANES];
-                store16(s, score16(qh + i * e, kt, e, padded, j0, scale));
+                store16(s, score16(qh + i * sq.r, kt, e, padded, j0, scale));
                 float block_peak = peak;
                 #pragma omp simd reduction(max : block_peak)
                 for (int c = 0; c < LANES; c++)
@@ -121,21 +134,21 @@ static int attention_fast(float *out, float *lse, const float *q, const float *k
                 for (int64_t t = 0; t < nv; t++) o2[t] = (v16){0};
                 int64_t c = 0;
                 for (; c + 1 < n; c += 2) {
-                    const float *vr = vh + (j0 + c) * ev;
+                    const float *vr = vh + (j0 + c) * sv.r;
                     for (int64_t t = 0; t < nv; t++) {
                         o[t] += splat(p[c]) * load16(vr + t * LANES);
-                        o2[t] += splat(p[c + 1]) * load16(vr + ev + t * LANES);
+                        o2[t] += splat(p[c + 1]) * load16(vr + sv.r + t * LANES);
                     }
                 }
                 if (c < n)
                     for (int64_t t = 0; t < nv; t++)
-                        o[t] += splat(p[c]) * load16(vh + (j0 + c) * ev + t * LANES);
+                        o[t] += splat(p[c]) * load16(vh + (j0 + c) * sv.r + t * LANES);
                 for (int64_t t = 0; t < nv; t++) o[t] += o2[t];
             }
-            float *row = out + (h * len + i) * ev;
+            float *row = oh + i * so.r;
             const float inverse = 1.0f / total;
             for (int64_t t = 0; t < nv; t++) store16(row + t * LANES, o[t] * inverse);
-            lse[h * len + i] = peak + logf(total);
+            lse[bh * len + i] = peak + logf(total);
         }
         free(kt);
     }
@@ -147,32 +160,37 @@ static int attention_fast(float *out, float *lse, const float *q, const float *k
    dV = P^T dO in registers. */
 static int attention_backward_fast(float *gq, float *gk, float *gv, const float *go,
                                    const float *q, const float *k, const float *v,
-                                   const float *out, const float *lse, int64_t heads,
-                                   int64_t len, int64_t src, int64_t e, int64_t ev,
-                                   float scale, int causal) {
+                                   const float *out, const float *lse, int64_t batch,
+                                   int64_t heads, int64_t len, int64_t src, int64_t e,
+                                   int64_t ev, const layout_t *s, float scale, int causal) {
     const int64_t padded = (src + LANES - 1) / LANES * LANES;
     const int64_t ne = e / LANES, nv = ev / LANES;
+    const layout_t sq = s[0], sk = s[1], sv = s[2], so = s[3], sgo = s[4], sgq = s[5];
+    const layout_t sgk = s[6], sgv = s[7];
     int failed = 0;
     #pragma omp parallel for schedule(static) reduction(| : failed)
-    for (int64_t h = 0; h < heads; h++) {
+    for (int64_t bh = 0; bh < batch * heads; bh++) {
+        const int64_t b = bh / heads, h = bh % heads;
         float *kt = malloc(sizeof(float) * (size_t)((e + ev) * padded + 3 * len * LANES + len));
         if (!kt) { failed = 1; continue; }
         float *vt = kt + e * padded, *pb = vt + ev * padded, *dsb = pb + len * LANES;
         float *dot = dsb + len * LANES;
-        const float *qh = q + h * len * e, *kh = k + h * src * e, *vh = v + h * src * ev;
-        const float *goh = go + h * len * ev, *oh = out + h * len * ev, *lh = lse + h * len;
-        float *gqh = gq + h * len * e, *gkh = gk + h * src * e, *gvh = gv + h * src * ev;
-        transpose_padded(kt, kh, src, e, padded);
-        transpose_padded(vt, vh, src, ev, padded);
+        const float *qh = q + b * sq.b + h * sq.h, *kh = k + b * sk.b + h * sk.h;
+        const float *vh = v + b * sv.b + h * sv.h, *goh = go + b * sgo.b + h * sgo.h;
+        const float *oh = out + b * so.b + h * so.h, *lh = lse + bh * len;
+        float *gqh = gq + b * sgq.b + h * sgq.h, *gkh = gk + b * sgk.b + h * sgk.h;
+        float *gvh = gv + b * sgv.b + h * sgv.h;
+        transpose_padded(kt, kh, src, e, sk.r, padded);
+        transpose_padded(vt, vh, src, ev, sv.r, padded);
         for (int64_t i = 0; i < len; i++) {
             v16 acc = {0};
             for (int64_t t = 0; t < nv; t++)
-                acc += load16(goh + i * ev + t * LANES) * load16(oh + i * ev + t * LANES);
+                acc += load16(goh + i * sgo.r + t * LANES) * load16(oh + i * so.r + t * LANES);
             float sum = 0.0f;
             for (int c = 0; c < LANES; c++) sum += acc[c];
             dot[i] = sum;
         }
-        memset(gqh, 0, sizeof(float) * (size_t)(len * e));
+        for (int64_t i = 0; i < len; i++) memset(gqh + i * sgq.r, 0, sizeof(float) * (size_t)e);
         for (int64_t j0 = 0; j0 < src; j0 += LANES) {
             const int64_t n = src - j0 < LANES ? src - j0 : LANES;
             const int64_t first = causal ? (j0 < len ? j0 : len) : 0;
@@ -180,9 +198,9 @@ static int attention_backward_fast(float *gq, float *gk, float *gv, const float 
                 const int64_t visible = causal ? i + 1 - j0 : n;
                 const int64_t m = visible < n ? visible : n;
                 float p[LANES], ds[LANES];
-                store16(p, score16(qh + i * e, kt, e, padded, j0, scale));
+                store16(p, score16(qh + i * sq.r, kt, e, padded, j0, scale));
                 float dps[LANES];
-                store16(dps, dot16(goh + i * ev, vt + j0, ev, padded));
+                store16(dps, dot16(goh + i * sgo.r, vt + j0, ev, padded));
                 const float row_lse = lh[i], row_dot = dot[i];
                 #pragma omp simd
                 for (int c = 0; c < LANES; c++) {
@@ -193,11 +211,11 @@ static int attention_backward_fast(float *gq, float *gk, float *gv, const float 
                 store16(pb + i * LANES, load16(p));
                 store16(dsb + i * LANES, load16(ds));
                 v16 dq[MAXV];
-                for (int64_t t = 0; t < ne; t++) dq[t] = load16(gqh + i * e + t * LANES);
+                for (int64_t t = 0; t < ne; t++) dq[t] = load16(gqh + i * sgq.r + t * LANES);
                 for (int64_t c = 0; c < m; c++)
                     for (int64_t t = 0; t < ne; t++)
-                        dq[t] += splat(ds[c]) * load16(kh + (j0 + c) * e + t * LANES);
-                for (int64_t t = 0; t < ne; t++) store16(gqh + i * e + t * LANES, dq[t]);
+                        dq[t] += splat(ds[c]) * load16(kh + (j0 + c) * sk.r + t * LANES);
+                for (int64_t t = 0; t < ne; t++) store16(gqh + i * sgq.r + t * LANES, dq[t]);
             }
             /* Two keys at a time: independent chains, and each Q and dO row loaded once for
                both. A query before a key (causal) has p = ds = 0 there, so the pair may
@@ -213,21 +231,21 @@ static int attention_backward_fast(float *gq, float *gk, float *gv, const float 
                     const v16 ds0 = splat(ds_row[0]), ds1 = splat(ds_row[1]);
                     const v16 p0 = splat(p_row[0]), p1 = splat(p_row[1]);
                     for (int64_t t = 0; t < ne; t++) {
-                        const v16 x = load16(qh + i * e + t * LANES);
+                        const v16 x = load16(qh + i * sq.r + t * LANES);
                         dk[0][t] += ds0 * x;
                         dk[1][t] += ds1 * x;
                     }
                     for (int64_t t = 0; t < nv; t++) {
-                        const v16 x = load16(goh + i * ev + t * LANES);
+                        const v16 x = load16(goh + i * sgo.r + t * LANES);
                         dv[0][t] += p0 * x;
                         dv[1][t] += p1 * x;
                     }
                 }
                 for (int64_t u = 0; u < pair; u++) {
                     for (int64_t t = 0; t < ne; t++)
-                        store16(gkh + (j0 + c + u) * e + t * LANES, dk[u][t]);
+                        store16(gkh + (j0 + c + u) * sgk.r + t * LANES, dk[u][t]);
                     for (int64_t t = 0; t < nv; t++)
-                        store16(gvh + (j0 + c + u) * ev + t * LANES, dv[u][t]);
+                        store16(gvh + (j0 + c + u) * sgv.r + t * LANES, dv[u][t]);
                 }
             }
         }
@@ -236,27 +254,34 @@ static int attention_backward_fast(float *gq, float *gk, float *gv, const float 
     return failed ? -1 : 0;
 }
 
-/* Returns 0, or -1 when scratch memory could not be had. */
+/* geo: B, H, L, S, E, Ev, then the (batch, head, row) strides of q, k, v and out; lse is
+   (B, H, L) contiguous. Returns 0, or -1 when scratch memory could not be had. */
 int attention_f32(float *out, float *lse, const float *q, const float *k, const float *v,
-                  int64_t heads, int64_t len, int64_t src, int64_t e, int64_t ev, float scale,
-                  int causal) {
+                  const int64_t *geo, float scale, int causal) {
+    const int64_t batch = geo[0], heads = geo[1], len = geo[2], src = geo[3], e = geo[4];
+    const int64_t ev = geo[5];
+    const layout_t sq = layout_at(geo + 6), sk = layout_at(geo + 9), sv = layout_at(geo + 12);
+    const layout_t so = layout_at(geo + 15);
     if (fast_shape(e, ev))
-        return attention_fast(out, lse, q, k, v, heads, len, src, e, ev, scale, causal);
+        return attention_fast(out, lse, q, k, v, batch, heads, len, src, e, ev, sq, sk, sv, so,
+                              scale, causal);
     int failed = 0;
     #pragma omp parallel for schedule(static) reduction(| : failed)
-    for (int64_t h = 0; h < heads; h++) {
+    for (int64_t bh = 0; bh < batch * heads; bh++) {
+        const int64_t b = bh / heads, h = bh % heads;
         float *kt = malloc(sizeof(float) * (size_t)(e * src + ev + TILE));
         if (!kt) { failed = 1; continue; }
         float *acc = kt + e * src, *s = acc + ev;
-        const float *qh = q + h * len * e, *vh = v + h * src * ev;
-        transpose(kt, k + h * src * e, src, e);
+        const float *qh = q + b * sq.b + h * sq.h, *vh = v + b * sv.b + h * sv.h;
+        float *oh = out + b * so.b + h * so.h;
+        transpose(kt, k + b * sk.b + h * sk.h, src, e, sk.r);
         for (int64_t i = 0; i < len; i++) {
             const int64_t keys = causal ? (i + 1 < src ? i + 1 : src) : src;
             float peak = -INFINITY, total = 0.0f;
             for (int64_t d = 0; d < ev; d++) acc[d] = 0.0f;
             for (int64_t j0 = 0; j0 < keys; j0 += TILE) {
                 const int64_t n = keys - j0 < TILE ? keys - j0 : TILE;
-                scores(s, qh + i * e, kt, e, src, j0, n, scale);
+                scores(s, qh + i * sq.r, kt, e, src, j0, n, scale);
                 float tile_peak = peak;
                 for (int64_t j = 0; j < n; j++) tile_peak = s[j] > tile_peak ? s[j] : tile_peak;
                 const float rescale = peak == -INFINITY ? 0.0f : em_expf(peak - tile_peak);
@@ -270,16 +295,16 @@ int attention_f32(float *out, float *lse, const float *q, const float *k, const 
                 for (int64_t d = 0; d < ev; d++) acc[d] *= rescale;
                 for (int64_t j = 0; j < n; j++) {
                     const float p = s[j];
-                    const float *vr = vh + (j0 + j) * ev;
+                    const float *vr = vh + (j0 + j) * sv.r;
                     #pragma omp simd
                     for (int64_t d = 0; d < ev; d++) acc[d] += p * vr[d];
                 }
                 peak = tile_peak;
             }
-            float *o = out + (h * len + i) * ev;
+            float *o = oh + i * so.r;
             const float inverse = 1.0f / total;
             for (int64_t d = 0; d < ev; d++) o[d] = acc[d] * inverse;
-            lse[h * len + i] = peak + logf(total);
+            lse[bh * len + i] = peak + logf(total);
         }
         free(kt);
     }
@@ -289,30 +314,43 @@ int attention_f32(float *out, float *lse, const float *q, const float *k, const 
 /* With p = exp(s - lse) recomputed per row and D = dO . O:
    dV[j] += p_j dO_i; dp_j = dO_i . V_j; ds_j = p_j (dp_j - D); dQ_i = scale sum_j ds_j K_j;
    dK_j += scale ds_j Q_i. */
+/* geo: B, H, L, S, E, Ev, then the (batch, head, row) strides of q, k, v, out, grad_out,
+   grad_q, grad_k and grad_v; lse (B, H, L) contiguous. */
 int attention_backward_f32(float *gq, float *gk, float *gv, const float *go, const float *q,
                            const float *k, const float *v, const float *out, const float *lse,
-                           int64_t heads, int64_t len, int64_t src, int64_t e, int64_t ev,
-                           float scale, int causal) {
+                           const int64_t *geo, float scale, int causal) {
+    const int64_t batch = geo[0], heads = geo[1], len = geo[2], src = geo[3], e = geo[4];
+    const int64_t ev = geo[5];
+    layout_t st[8];
+    for (int t = 0; t < 8; t++) st[t] = layout_at(geo + 6 + 3 * t);
     if (fast_shape(e, ev))
-        return attention_backward_fast(gq, gk, gv, go, q, k, v, out, lse, heads, len, src, e,
-                                       ev, scale, causal);
+        return attention_backward_fast(gq, gk, gv, go, q, k, v, out, lse, batch, heads, len,
+                                       src, e, ev, st, scale, causal);
+    const layout_t sq = st[0], sk = st[1], sv = st[2], so = st[3], sgo = st[4], sgq = st[5];
+    const layout_t sgk = st[6], sgv = st[7];
     int failed = 0;
     #pragma omp parallel for schedule(static) reduction(| : failed)
-    for (int64_t h = 0; h < heads; h++) {
+    for (int64_t bh = 0; bh < batch * heads; bh++) {
+        const int64_t b = bh / heads, h = bh % heads;
         float *kt = malloc(sizeof(float) * (size_t)(e * src + ev * src + 2 * src));
         if (!kt) { failed = 1; continue; }
         float *vt = kt + e * src, *p = vt + ev * src, *ds = p + src;
-        const float *qh = q + h * len * e, *kh = k + h * src * e, *vh = v + h * src * ev;
-        float *gqh = gq + h * len * e, *gkh = gk + h * src * e, *gvh = gv + h * src * ev;
-        transpose(kt, kh, src, e);
-        transpose(vt, vh, src, ev);
-        memset(gkh, 0, sizeof(float) * (size_t)(src * e));
-        memset(gvh, 0, sizeof(float) * (size_t)(src * ev));
+        const float *qh = q + b * sq.b + h * sq.h, *kh = k + b * sk.b + h * sk.h;
+        const float *vh = v + b * sv.b + h * sv.h, *goh = go + b * sgo.b + h * sgo.h;
+        const float *oh = out + b * so.b + h * so.h;
+        float *gqh = gq + b * sgq.b + h * sgq.h, *gkh = gk + b * sgk.b + h * sgk.h;
+        float *gvh = gv + b * sgv.b + h * sgv.h;
+        transpose(kt, kh, src, e, sk.r);
+        transpose(vt, vh, src, ev, sv.r);
+        for (int64_t j = 0; j < src; j++) {
+            memset(gkh + j * sgk.r, 0, sizeof(float) * (size_t)e);
+            memset(gvh + j * sgv.r, 0, sizeof(float) * (size_t)ev);
+        }
         for (int64_t i = 0; i < len; i++) {
             const int64_t keys = causal ? (i + 1 < src ? i + 1 : src) : src;
-            const float *qi = qh + i * e, *goi = go + (h * len + i) * ev;
-            const float *oi = out + (h * len + i) * ev;
-            const float row_lse = lse[h * len + i];
+            const float *qi = qh + i * sq.r, *goi = goh + i * sgo.r;
+            const float *oi = oh + i * so.r;
+            const float row_lse = lse[bh * len + i];
             float dot = 0.0f;
             for (int64_t d = 0; d < ev; d++) dot += goi[d] * oi[d];
             scores(p, qi, kt, e, src, 0, keys, scale);
@@ -328,12 +366,12 @@ int attention_backward_f32(float *gq, float *gk, float *gv, const float *go, con
             }
             #pragma omp simd
             for (int64_t j = 0; j < keys; j++) ds[j] = p[j] * (ds[j] - dot) * scale;
-            float *gqi = gqh + i * e;
+            float *gqi = gqh + i * sgq.r;
             for (int64_t d = 0; d < e; d++) gqi[d] = 0.0f;
             for (int64_t j = 0; j < keys; j++) {
                 const float pj = p[j], dsj = ds[j];
-                const float *kj = kh + j * e;
-                float *gkj = gkh + j * e, *gvj = gvh + j * ev;
+                const float *kj = kh + j * sk.r;
+                float *gkj = gkh + j * sgk.r, *gvj = gvh + j * sgv.r;
                 #pragma omp simd
                 for (int64_t d = 0; d < e; d++) {
                     gqi[d] += dsj * kj[d];

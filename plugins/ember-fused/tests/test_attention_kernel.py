@@ -137,3 +137,52 @@ def test_masks_and_dropout_keep_the_composite() -> None:
         *(torch.tensor(a, dtype=torch.float32) for a in arrays[:3]), attn_mask=torch.tensor(mask)
     )
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _projected(lib: Any, x: Any, heads: int, causal: bool) -> Any:
+    """nanoGPT's attention on a (B, T, 3C) projection: split, heads by view + transpose,
+    and back to (B, T, C) by transpose + contiguous + view."""
+    batch, length, triple = x.shape
+    width = triple // 3
+    q, k, v = (
+        t.view(batch, length, heads, width // heads).transpose(1, 2) for t in x.split(width, 2)
+    )
+    y = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return y, y.transpose(1, 2).contiguous().view(batch, length, width)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize(("heads", "head_width"), [(4, 32), (3, 5)])
+def test_heads_split_from_one_projection_match_torch(
+    causal: bool, heads: int, head_width: int
+) -> None:
+    """q, k, v read in place from the projection (fast and general kernels), the output
+    written heads-interleaved as PyTorch's flash kernel, and the projection's gradient
+    (split's backward taking the three gradients' buffer whole) equal to PyTorch's."""
+    shape = (2, 19, 3 * heads * head_width)
+    x_values, probe = RNG.normal(size=shape), RNG.normal(size=(2, 19, heads * head_width))
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(x_values, dtype=lib.float32, requires_grad=True)
+        y, merged = _projected(lib, x, heads, causal)
+        (merged * lib.tensor(probe, dtype=lib.float32)).sum().backward()
+        results.append((y.transpose(1, 2).is_contiguous(), merged.detach().numpy(), x.grad.numpy()))
+    (ours_dense, ours, ours_grad), (theirs_dense, theirs, theirs_grad) = results
+    assert ours_dense and theirs_dense
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(ours_grad, theirs_grad, rtol=1e-4, atol=2e-5)
+
+
+def test_rows_of_other_strides_are_copied_first() -> None:
+    """A query whose last dim is not unit-stride (a transposed leaf) still matches."""
+    arrays = _arrays(((2, 3, 16, 8), (2, 3, 16, 8), 8))
+    grads = []
+    for lib in (ember, torch):
+        leaf = lib.tensor(arrays[0].swapaxes(-1, -2).copy(), dtype=lib.float32)
+        leaf.requires_grad_()
+        k, v = (lib.tensor(a, dtype=lib.float32) for a in arrays[1:3])
+        out = lib.nn.functional.scaled_dot_product_attention(leaf.transpose(-1, -2), k, v)
+        out.backward(lib.tensor(arrays[3], dtype=lib.float32))
+        grads.append((out.detach().numpy(), leaf.grad.numpy()))
+    for got, want in zip(*grads, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)

@@ -5,7 +5,9 @@ Recorded per piece, each slice's gradient would be embedded into zeros of the wh
 tensor and the embeddings summed: for T pieces, T full-size fills and additions (an RNN
 over T steps of a projected sequence pays that on every layer, attention on its q, k, v
 split). One node instead stacks (or concatenates) the pieces' gradients once, zeros for
-the pieces that got none.
+the pieces that got none. When split's pieces' gradients already lie side by side in one
+storage (attention's fused backward writes q, k and v's gradients so), their
+concatenation is that memory: a view, no copy.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ember import _upper
-from ember._tensor import Tensor
+from ember._tensor import Tensor, make_view
 from ember.autograd._graph import edges_of, mark_view, needs_grad
 from ember.autograd._meta import nonleaf_meta
 from ember.autograd._node import Node
@@ -70,12 +72,47 @@ class SplitBackward0(Node):
     def apply(self, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
         if all(g is None for g in grads):
             return (None,)
+        whole = _adjacent(grads, self.dim)
+        if whole is not None:
+            return (whole,)
         zeros = _upper.ops.creation.zeros
         filled = [
             zeros(shape, dtype=dtype, device=device) if g is None else g
             for g, (shape, dtype, device) in zip(grads, self.pieces, strict=True)
         ]
         return (_upper.ops.shape.cat(filled, self.dim),)
+
+
+def _adjacent(grads: Sequence[Tensor | None], dim: int) -> Tensor | None:
+    """The concatenation of `grads` along `dim` as a view, when they are consecutive
+    slices of one storage (same strides, each starting where the one before ends along
+    `dim`) and none is part of a graph (create_graph); else None."""
+    first = grads[0]
+    if first is None or len(grads) < 2:
+        return None
+    storage, strides, shape = first._storage, first._strides, first._shape
+    before, after = shape[:dim], shape[dim + 1 :]
+    step = strides[dim]
+    offset = first._offset
+    total = 0
+    for g in grads:
+        if (
+            g is None
+            or g._autograd is not None
+            or g._storage is not storage
+            or g._strides != strides
+            or g._offset != offset
+            or g._shape[:dim] != before
+            or g._shape[dim + 1 :] != after
+            or g._dtype is not first._dtype
+        ):
+            return None
+        length = g._shape[dim]
+        offset += length * step
+        total += length
+    if step == 0:
+        return None
+    return make_view(first, first._offset, (*before, total, *after), strides)
 
 
 def record_split(source: Tensor, pieces: Sequence[Tensor], dim: int) -> None:

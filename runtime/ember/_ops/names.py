@@ -190,12 +190,15 @@ LAYER_NORM_BACKWARD: Op = define(ops.LAYER_NORM_BACKWARD, composite=True)
 #: gelu_backward(grad_x, grad, x): every operand contiguous, floating, of one shape:
 #: grad_x = grad * (Phi(x) + x * phi(x)), the exact (erf) GELU's derivative.
 GELU_BACKWARD: Op = define(ops.GELU_BACKWARD, composite=True)
-#: attention(out, lse, q, k, v, scale, is_causal): q (B, L, E), k (B, S, E), v (B, S, Ev)
-#: contiguous, one floating dtype; out (B, L, Ev) = softmax(q kᵀ · scale) v, where causal
-#: lets query i see keys j <= i; lse (B, L) each row's log-sum-exp of the scaled scores.
+#: attention(out, lse, q, k, v, scale, is_causal): q (B, H, L, E), k (B, H, S, E),
+#: v (B, H, S, Ev), one floating dtype, each with unit stride along its last dim and any
+#: other strides (heads may be interleaved in a (B, L, H * E) projection); out
+#: (B, H, L, Ev), strided likewise, = softmax(q kᵀ · scale) v, where causal lets query i
+#: see keys j <= i; lse (B, H, L) contiguous, each row's log-sum-exp of the scaled scores.
 ATTENTION: Op = define(ops.ATTENTION, composite=True)
 #: attention_backward(grad_q, grad_k, grad_v, grad_out, q, k, v, out, lse, scale, is_causal):
-#: the gradients of `attention` (every operand contiguous; each output overwritten).
+#: the gradients of `attention`, operands laid out as attention's (the gradients may be
+#: views of one buffer); each output overwritten.
 ATTENTION_BACKWARD: Op = define(ops.ATTENTION_BACKWARD, composite=True)
 #: cross_entropy(losses, lse, x, target): x (N, C) contiguous floating, target (N,) int64
 #: with every entry in [0, C); lse[r] = log-sum-exp of row r, losses[r] = lse[r] - x[r, target[r]].
@@ -209,3 +212,10 @@ CROSS_ENTROPY_BACKWARD: Op = define(ops.CROSS_ENTROPY_BACKWARD, composite=True)
 #: float per parameter; PyTorch's Adam (decoupled: AdamW) update of each, in place, in the
 #: order adam.py computes it (the multi-tensor, `foreach`, path).
 ADAM_STEP: Op = define(ops.ADAM_STEP, composite=True)
+#: foreach_norm(out, tensors, ord): tensors a list of dense (contiguous) tensors of one
+#: floating dtype; out (len(tensors),) of that dtype, contiguous: out[i] = the `ord`-norm
+#: (1, 2 or inf) of all of tensors[i]'s elements (PyTorch's `_foreach_norm`).
+FOREACH_NORM: Op = define(ops.FOREACH_NORM, composite=True)
+#: foreach_mul_(tensors, scalar): tensors as foreach_norm's, scalar a one-element tensor
+#: of their dtype and device: every tensor multiplied by it in place (`_foreach_mul_`).
+FOREACH_MUL_: Op = define(ops.FOREACH_MUL_, composite=True)

@@ -118,11 +118,16 @@ ATTENTION_BACKWARD: Final = "attention_backward"
 CROSS_ENTROPY: Final = "cross_entropy"
 CROSS_ENTROPY_BACKWARD: Final = "cross_entropy_backward"
 ADAM_STEP: Final = "adam_step"
+# Multi-tensor (PyTorch's `_foreach_*`) kernels behind clip_grad_norm_: one call per list.
+FOREACH_NORM: Final = "foreach_norm"
+FOREACH_MUL_: Final = "foreach_mul_"
 __all__ += [
     "ATTENTION",
     "ATTENTION_BACKWARD",
     "CROSS_ENTROPY",
     "CROSS_ENTROPY_BACKWARD",
+    "FOREACH_MUL_",
+    "FOREACH_NORM",
     "GELU_BACKWARD",
     "LAYER_NORM",
     "LAYER_NORM_BACKWARD",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ember._ops import creation, shape, unary
+from ember._ops import creation, unary
 from ember._ops import elementwise as ew
-from ember._ops import reduction as reduce_ops
+from ember._ops import foreach as multi_tensor
 from ember._tensor import Tensor
 from ember.autograd._mode import no_grad
 
@@ -20,37 +20,24 @@ def _as_list(tensors: TensorOrTensors) -> list[Tensor]:
     return [tensors] if isinstance(tensors, Tensor) else list(tensors)
 
 
-def _vector_norm(t: Tensor, norm_type: float) -> Tensor:
-    """The p-norm of all of t's elements, as a 0-d tensor."""
-    if norm_type == math.inf:
-        return reduce_ops.amax(unary.abs(t))
-    if norm_type == -math.inf:
-        return reduce_ops.amin(unary.abs(t))
-    if norm_type == 0:
-        return reduce_ops.sum(ew.ne(t, 0), dtype=t._dtype)
-    if norm_type == 1:
-        return reduce_ops.sum(unary.abs(t))
-    if norm_type == 2:
-        return unary.sqrt(reduce_ops.sum(ew.mul(t, t)))
-    return ew.pow(reduce_ops.sum(ew.pow(unary.abs(t), norm_type)), 1.0 / norm_type)
-
-
 def get_total_norm(
     tensors: TensorOrTensors,
     norm_type: float = 2.0,
     error_if_nonfinite: bool = False,
     foreach: bool | None = None,
 ) -> Tensor:
-    """The norm of the norms of `tensors`, as if they were concatenated into one vector."""
+    """The norm of the norms of `tensors`, as if they were concatenated into one vector.
+
+    `foreach` (None: where it applies) takes every norm in one multi-tensor call
+    (`foreach_norm`) rather than one norm per tensor; both give the same values.
+    """
     norm_type = float(norm_type)
     items = _as_list(tensors)
     if not items:
         return creation.tensor(0.0)
     with no_grad():
-        norms = [_vector_norm(t, norm_type) for t in items]
-        first = norms[0]
-        same = [n if n._dtype is first._dtype else n.to(first._dtype) for n in norms]
-        total = _vector_norm(shape.stack(same), norm_type)
+        norms = multi_tensor.norms(items, norm_type, foreach=foreach is not False)
+        total = multi_tensor.vector_norm(norms, norm_type)
     if error_if_nonfinite:
         value = total.item()
         if math.isnan(value) or math.isinf(value):
@@ -71,17 +58,18 @@ def clip_grad_norm_(
 ) -> Tensor:
     """Scale the gradients in place so that their total norm is at most max_norm.
 
-    Returns the total norm before clipping.
+    Returns the total norm before clipping. `foreach` (None: where it applies) takes the
+    norms and the scaling in one multi-tensor call each, as PyTorch's `_foreach_norm` and
+    `_foreach_mul_`; `False` runs one op per gradient.
     """
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
         return creation.tensor(0.0)
-    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     with no_grad():
         # clamp (not a branch) keeps this free of a device-to-host read.
         coefficient = unary.clamp(ew.div(float(max_norm), ew.add(total, 1e-6)), max=1.0)
-        for g in grads:
-            ew.mul_(g, coefficient if g._dtype is coefficient._dtype else coefficient.to(g._dtype))
+        multi_tensor.mul_(grads, coefficient, foreach=foreach is not False)
     return total
 
 
