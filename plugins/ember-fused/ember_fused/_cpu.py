@@ -87,7 +87,7 @@ void bias_gelu_f32(float *y, const float *x, const float *b, int64_t rows, int64
         #pragma omp simd
         for (int64_t c = 0; c < cols; c++) {
             const float u = xr[c] + b[c];
-            yr[c] = 0.5f * u * (1.0f + em_erff(u * 0.70710678118654752f));
+            yr[c] = u * em_normal_cdf(u);
         }
     }
 }
@@ -102,8 +102,8 @@ void bias_gelu_backward_f32(float *gx, float *gb, const float *g, const float *x
         #pragma omp simd
         for (int64_t c = 0; c < cols; c++) {
             const float u = xr[c] + b[c];
-            const float cdf = 0.5f * (1.0f + em_erff(u * 0.70710678118654752f));
-            const float pdf = em_expf(-0.5f * u * u) * 0.39894228040143268f;
+            float pdf;
+            const float cdf = em_normal_cdf_pdf(u, &pdf);
             gxr[c] = gr[c] * (cdf + u * pdf);
         }
     }

@@ -116,8 +116,8 @@ void gelu_backward_f32(float *gx, const float *g, const float *x, int64_t n) {
         #pragma omp simd
         for (int i = 0; i < count; i++) {
             const float u = xs[i];
-            const float cdf = 0.5f * (1.0f + em_erff(u * 0.70710678118654752f));
-            const float pdf = em_expf(-0.5f * u * u) * 0.39894228040143268f;
+            float pdf;
+            const float cdf = em_normal_cdf_pdf(u, &pdf);
             out[i] = gs[i] * (cdf + u * pdf);
         }
     }
