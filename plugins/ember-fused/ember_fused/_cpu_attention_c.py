@@ -55,7 +55,11 @@ typedef float v16 __attribute__((vector_size(64), aligned(4)));
 
 static inline v16 load16(const float *p) { return *(const v16 *)p; }
 static inline void store16(float *p, v16 x) { *(v16 *)p = x; }
-static inline v16 splat(float x) { return (v16){0} + x; }
+/* Spelled out: `(v16){0} + x` costs a scalar add (0 + x is not x for x = -0) before the
+   broadcast, in every multiply-add of the score and gradient loops. */
+static inline v16 splat(float x) {
+    return (v16){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+}
 
 static void transpose_padded(float *dst, const float *src, int64_t rows, int64_t cols,
                              int64_t stride, int64_t padded) {
@@ -88,6 +92,69 @@ static int fast_shape(int64_t e, int64_t ev) {
     return e % LANES == 0 && ev % LANES == 0 && e <= LANES * MAXV && ev <= LANES * MAXV;
 }
 
+/* One (batch, head) of the forward, keys in tiles of KEY_TILE: the tile's scores as four
+   vectors, then one vectorised max, one exp-and-sum and the P V products. Inlined with nv
+   (the output width in vectors) a constant, so the output row's sums stay in registers. */
+#define KEY_TILE 64
+
+static inline __attribute__((always_inline)) void attention_head_fast(
+    float *oh, float *lh, const float *qh, const float *kt, const float *vh, int64_t len,
+    int64_t src, int64_t e, const int64_t nv, int64_t padded, layout_t sq, layout_t sv,
+    layout_t so, float scale, int causal) {
+    for (int64_t i = 0; i < len; i++) {
+        const int64_t keys = causal ? (i + 1 < src ? i + 1 : src) : src;
+        v16 o[MAXV], o2[MAXV];
+        for (int64_t t = 0; t < nv; t++) o[t] = o2[t] = (v16){0};
+        float peak = -INFINITY, total = 0.0f;
+        for (int64_t j0 = 0; j0 < keys; j0 += KEY_TILE) {
+            const int64_t n = keys - j0 < KEY_TILE ? keys - j0 : KEY_TILE;
+            const int width = (int)((n + LANES - 1) / LANES * LANES);
+            float s[KEY_TILE] __attribute__((aligned(64))), p[KEY_TILE] __attribute__((aligned(64)));
+            for (int u = 0; u < width; u += LANES)
+                store16(s + u, score16(qh + i * sq.r, kt, e, padded, j0 + u, scale));
+            float tile_peak = peak;
+            #pragma omp simd reduction(max : tile_peak)
+            for (int c = 0; c < width; c++) {
+                const float x = c < n ? s[c] : -INFINITY;
+                tile_peak = x > tile_peak ? x : tile_peak;
+            }
+            if (tile_peak > peak) {
+                const float rescale = peak == -INFINITY ? 0.0f : em_expf(peak - tile_peak);
+                total *= rescale;
+                for (int64_t t = 0; t < nv; t++) {
+                    o[t] *= rescale;
+                    o2[t] *= rescale;
+                }
+                peak = tile_peak;
+            }
+            float tile_total = 0.0f;
+            #pragma omp simd reduction(+ : tile_total)
+            for (int c = 0; c < width; c++) {
+                const float x = em_expf(s[c] - peak);
+                p[c] = c < n ? x : 0.0f;
+                tile_total += p[c];
+            }
+            total += tile_total;
+            /* Pairs of keys into two sets of sums: twice the independent chains. */
+            const float *vr = vh + j0 * sv.r;
+            int64_t c = 0;
+            for (; c + 1 < n; c += 2, vr += 2 * sv.r) {
+                const v16 p0 = splat(p[c]), p1 = splat(p[c + 1]);
+                for (int64_t t = 0; t < nv; t++) {
+                    o[t] += p0 * load16(vr + t * LANES);
+                    o2[t] += p1 * load16(vr + sv.r + t * LANES);
+                }
+            }
+            if (c < n)
+                for (int64_t t = 0; t < nv; t++) o[t] += splat(p[c]) * load16(vr + t * LANES);
+        }
+        float *row = oh + i * so.r;
+        const float inverse = 1.0f / total;
+        for (int64_t t = 0; t < nv; t++) store16(row + t * LANES, (o[t] + o2[t]) * inverse);
+        lh[i] = peak + logf(total);
+    }
+}
+
 static int attention_fast(float *out, float *lse, const float *q, const float *k,
                           const float *v, int64_t batch, int64_t heads, int64_t len,
                           int64_t src, int64_t e, int64_t ev, layout_t sq, layout_t sk,
@@ -100,56 +167,18 @@ static int attention_fast(float *out, float *lse, const float *q, const float *k
         float *kt = malloc(sizeof(float) * (size_t)(e * padded));
         if (!kt) { failed = 1; continue; }
         const float *qh = q + b * sq.b + h * sq.h, *vh = v + b * sv.b + h * sv.h;
-        float *oh = out + b * so.b + h * so.h;
+        float *oh = out + b * so.b + h * so.h, *lh = lse + bh * len;
         transpose_padded(kt, k + b * sk.b + h * sk.h, src, e, sk.r, padded);
-        for (int64_t i = 0; i < len; i++) {
-            const int64_t keys = causal ? (i + 1 < src ? i + 1 : src) : src;
-            v16 o[MAXV];
-            for (int64_t t = 0; t < nv; t++) o[t] = (v16){0};
-            float peak = -INFINITY, total = 0.0f;
-            for (int64_t j0 = 0; j0 < keys; j0 += LANES) {
-                const int64_t n = keys - j0 < LANES ? keys - j0 : LANES;
-                float s[LANES], p[LANES];
-                store16(s, score16(qh + i * sq.r, kt, e, padded, j0, scale));
-                float block_peak = peak;
-                #pragma omp simd reduction(max : block_peak)
-                for (int c = 0; c < LANES; c++)
-                    block_peak = c < n && s[c] > block_peak ? s[c] : block_peak;
-                if (block_peak > peak) {
-                    const float rescale = peak == -INFINITY ? 0.0f : em_expf(peak - block_peak);
-                    total *= rescale;
-                    for (int64_t t = 0; t < nv; t++) o[t] *= rescale;
-                    peak = block_peak;
-                }
-                float block_total = 0.0f;
-                #pragma omp simd reduction(+ : block_total)
-                for (int c = 0; c < LANES; c++) {
-                    const float x = em_expf(s[c] - peak);
-                    p[c] = c < n ? x : 0.0f;
-                    block_total += p[c];
-                }
-                total += block_total;
-                /* Pairs of keys into two sets of sums: twice the independent chains. */
-                v16 o2[MAXV];
-                for (int64_t t = 0; t < nv; t++) o2[t] = (v16){0};
-                int64_t c = 0;
-                for (; c + 1 < n; c += 2) {
-                    const float *vr = vh + (j0 + c) * sv.r;
-                    for (int64_t t = 0; t < nv; t++) {
-                        o[t] += splat(p[c]) * load16(vr + t * LANES);
-                        o2[t] += splat(p[c + 1]) * load16(vr + sv.r + t * LANES);
-                    }
-                }
-                if (c < n)
-                    for (int64_t t = 0; t < nv; t++)
-                        o[t] += splat(p[c]) * load16(vh + (j0 + c) * sv.r + t * LANES);
-                for (int64_t t = 0; t < nv; t++) o[t] += o2[t];
-            }
-            float *row = oh + i * so.r;
-            const float inverse = 1.0f / total;
-            for (int64_t t = 0; t < nv; t++) store16(row + t * LANES, o[t] * inverse);
-            lse[bh * len + i] = peak + logf(total);
+        #define HEAD(NV) attention_head_fast(oh, lh, qh, kt, vh, len, src, e, NV, padded, sq, \
+                                             sv, so, scale, causal)
+        switch (nv) {
+            case 1: HEAD(1); break;
+            case 2: HEAD(2); break;
+            case 3: HEAD(3); break;
+            case 4: HEAD(4); break;
+            default: HEAD(nv); break;
         }
+        #undef HEAD
         free(kt);
     }
     return failed ? -1 : 0;
