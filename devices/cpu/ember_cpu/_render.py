@@ -56,6 +56,9 @@ _FLOAT_MATH: Final = {"exp": "em_expf", "log": "em_logf", "erf": "em_erff", "tan
 # 0.5 (1 + erf(x / sqrt 2)) is the normal cdf, which em_normal_cdf computes in about half
 # em_erff's work, at the same accuracy for GELU (elementwise_math.h).
 _FLOAT_EXPRESSIONS: Final = {"gelu": "(x * em_normal_cdf(x))"}
+# Unary float loops whose math makes them compute-bound: 512-bit vectors where the CPU has
+# them (EM_WIDE_VECTORS, elementwise_math.h).
+_WIDE: Final = frozenset({"exp", "log", "erf", "tanh", "sigmoid", "gelu"})
 _LIBM: Final = frozenset(
     ("fabs", "log1p", "expm1", "sqrt", "sin", "cos", "floor", "ceil", "rint", "trunc", "fmod",
      "pow", "copysign",
@@ -69,7 +72,7 @@ _INCLUDES: Final = '#include "elementwise.h"\n#include "elementwise_math.h"'
 
 
 _UNARY: Final = Template("""
-static int $name(int64_t n, char* const* p, const int64_t* s, const void* ctx) {
+static $attributes int $name(int64_t n, char* const* p, const int64_t* s, const void* ctx) {
     (void)ctx;
     if (s[0] == sizeof($T) && s[1] == sizeof($T)) {
         $T* restrict o = ($T*)p[0];
@@ -267,7 +270,12 @@ def _unary(expressions: ModuleType, code: list[str], entries: list[_Entry]) -> N
                 if ct.compute == "float":
                     c_expr = _FLOAT_EXPRESSIONS.get(op, c_expr)
                 store = _store(c_expr, ct.storage, dtype == "bool")
-                code.append(_UNARY.substitute(name=loop, T=ct.storage, C=ct.compute, store=store))
+                attributes = "EM_WIDE_VECTORS" if op in _WIDE and ct.compute == "float" else ""
+                code.append(
+                    _UNARY.substitute(
+                        name=loop, T=ct.storage, C=ct.compute, store=store, attributes=attributes
+                    )
+                )
             half = _mask(dtype, 3)
             entries.append(_Entry(f"{op}.{dtype}", loop, half, (ct.itemsize, ct.itemsize)))
 

@@ -79,6 +79,10 @@ void rms_norm_backward_f32(float *gx, float *gw, float *rstd, const float *g, co
 }
 
 /* The exact GELU of u = x + b: 0.5 u (1 + erf(u / sqrt 2)). */
+#ifdef EM_HAVE_WIDE_VECTORS /* compute-bound math: 512-bit vectors (elementwise_math.h) */
+#pragma GCC push_options
+#pragma GCC target("prefer-vector-width=512")
+#endif
 void bias_gelu_f32(float *y, const float *x, const float *b, int64_t rows, int64_t cols) {
     #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
     for (int64_t r = 0; r < rows; r++) {
@@ -91,8 +95,15 @@ void bias_gelu_f32(float *y, const float *x, const float *b, int64_t rows, int64
         }
     }
 }
+#ifdef EM_HAVE_WIDE_VECTORS
+#pragma GCC pop_options
+#endif
 
 /* gx = g * (Phi(u) + u phi(u)); gb = sum over rows of gx. */
+#ifdef EM_HAVE_WIDE_VECTORS /* compute-bound math: 512-bit vectors (elementwise_math.h) */
+#pragma GCC push_options
+#pragma GCC target("prefer-vector-width=512")
+#endif
 void bias_gelu_backward_f32(float *gx, float *gb, const float *g, const float *x,
                             const float *b, int64_t rows, int64_t cols) {
     #pragma omp parallel for schedule(static) if (rows * cols >= EM_FUSED_GRAIN)
@@ -119,6 +130,9 @@ void bias_gelu_backward_f32(float *gx, float *gb, const float *g, const float *x
         for (int64_t c = c0; c < c1; c++) gb[c] = sums[c - c0];
     }
 }
+#ifdef EM_HAVE_WIDE_VECTORS
+#pragma GCC pop_options
+#endif
 
 /* log(sum(exp(x))) per row in two passes (the maximum, then the shifted sum) instead of
    the composite's six ops; an infinite maximum shifts by 0, as the composite does. */

@@ -106,6 +106,10 @@ void layer_norm_backward_f32(float *gx, float *gwt, float *gb, const float *g, c
 }
 
 /* gx = g * (Phi(x) + x phi(x)), the exact GELU's derivative. */
+#ifdef EM_HAVE_WIDE_VECTORS /* compute-bound math: 512-bit vectors (elementwise_math.h) */
+#pragma GCC push_options
+#pragma GCC target("prefer-vector-width=512")
+#endif
 void gelu_backward_f32(float *gx, const float *g, const float *x, int64_t n) {
     /* Blocks across threads, a simd loop within each (int counter: vectorises cleanly). */
     #pragma omp parallel for schedule(static) if (n >= EM_FUSED_GRAIN)
@@ -122,6 +126,9 @@ void gelu_backward_f32(float *gx, const float *g, const float *x, int64_t n) {
         }
     }
 }
+#ifdef EM_HAVE_WIDE_VECTORS
+#pragma GCC pop_options
+#endif
 
 /* Per row: lse = log(sum(exp(x))) (max-shifted), loss = lse - x[target]. */
 void cross_entropy_f32(float *loss, float *lse, const float *x, const int64_t *target,

@@ -13,6 +13,18 @@
 #include <stdint.h>
 #include <string.h>
 
+/* For loops that these functions make compute-bound (exp, erf, GELU, ...): 512-bit
+ * vectors where the CPU has them, whatever the device-wide preference for 256 bits (set
+ * for AMD Zen 1, see _build.py). On AVX-512 Intel cores such loops run about 1.4x faster
+ * so; where there is no AVX-512 the attribute changes nothing. GCC only (clang would
+ * warn and ignore it). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define EM_HAVE_WIDE_VECTORS 1 /* for `#pragma GCC target`, around whole functions */
+#define EM_WIDE_VECTORS __attribute__((target("prefer-vector-width=512")))
+#else
+#define EM_WIDE_VECTORS
+#endif
+
 static inline float em_bits_to_float(uint32_t bits) {
     float f;
     memcpy(&f, &bits, sizeof f);
