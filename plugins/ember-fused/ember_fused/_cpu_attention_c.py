@@ -184,6 +184,104 @@ static int attention_fast(float *out, float *lse, const float *q, const float *k
     return failed ? -1 : 0;
 }
 
+/* One (batch, head) of the backward; inlined with ne and nv (the head widths in vectors)
+   constants, so that the dQ, dK and dV sums stay in registers. scratch holds K^T, V^T,
+   the P and dS rows of a block of keys, and each row's dO . O. */
+static inline __attribute__((always_inline)) void attention_head_backward_fast(
+    float *gqh, float *gkh, float *gvh, const float *goh, const float *qh, const float *kh,
+    const float *vh, const float *oh, const float *lh, float *scratch, int64_t len,
+    int64_t src, int64_t e, int64_t ev, const int64_t ne, const int64_t nv, int64_t padded,
+    const layout_t *s, float scale, int causal) {
+    const layout_t sq = s[0], sk = s[1], sv = s[2], so = s[3], sgo = s[4], sgq = s[5];
+    const layout_t sgk = s[6], sgv = s[7];
+    float *kt = scratch, *vt = kt + e * padded, *pb = vt + ev * padded;
+    float *dsb = pb + len * LANES, *dot = dsb + len * LANES;
+    transpose_padded(kt, kh, src, e, sk.r, padded);
+    transpose_padded(vt, vh, src, ev, sv.r, padded);
+    for (int64_t i = 0; i < len; i++) {
+        v16 acc = {0};
+        for (int64_t t = 0; t < nv; t++)
+            acc += load16(goh + i * sgo.r + t * LANES) * load16(oh + i * so.r + t * LANES);
+        float sum = 0.0f;
+        for (int c = 0; c < LANES; c++) sum += acc[c];
+        dot[i] = sum;
+    }
+    for (int64_t i = 0; i < len; i++) memset(gqh + i * sgq.r, 0, sizeof(float) * (size_t)e);
+    for (int64_t j0 = 0; j0 < src; j0 += LANES) {
+        const int64_t n = src - j0 < LANES ? src - j0 : LANES;
+        const int64_t first = causal ? (j0 < len ? j0 : len) : 0;
+        for (int64_t i = first; i < len; i++) {
+            const int64_t visible = causal ? i + 1 - j0 : n;
+            const int64_t m = visible < n ? visible : n;
+            float p[LANES] __attribute__((aligned(64))), ds[LANES] __attribute__((aligned(64)));
+            float dps[LANES] __attribute__((aligned(64)));
+            store16(p, score16(qh + i * sq.r, kt, e, padded, j0, scale));
+            store16(dps, dot16(goh + i * sgo.r, vt + j0, ev, padded));
+            const float row_lse = lh[i], row_dot = dot[i];
+            #pragma omp simd
+            for (int c = 0; c < LANES; c++) {
+                const float x = em_expf(p[c] - row_lse);
+                p[c] = c < m ? x : 0.0f;
+                ds[c] = p[c] * (dps[c] - row_dot) * scale;
+            }
+            store16(pb + i * LANES, load16(p));
+            store16(dsb + i * LANES, load16(ds));
+            /* dQ_i += dS_ic K_c, keys in pairs over two sets of sums. */
+            v16 dq[MAXV], dq2[MAXV];
+            for (int64_t t = 0; t < ne; t++) {
+                dq[t] = load16(gqh + i * sgq.r + t * LANES);
+                dq2[t] = (v16){0};
+            }
+            const float *kr = kh + j0 * sk.r;
+            int64_t c = 0;
+            for (; c + 1 < m; c += 2, kr += 2 * sk.r) {
+                const v16 d0 = splat(ds[c]), d1 = splat(ds[c + 1]);
+                for (int64_t t = 0; t < ne; t++) {
+                    dq[t] += d0 * load16(kr + t * LANES);
+                    dq2[t] += d1 * load16(kr + sk.r + t * LANES);
+                }
+            }
+            if (c < m)
+                for (int64_t t = 0; t < ne; t++) dq[t] += splat(ds[c]) * load16(kr + t * LANES);
+            for (int64_t t = 0; t < ne; t++)
+                store16(gqh + i * sgq.r + t * LANES, dq[t] + dq2[t]);
+        }
+        /* Two keys at a time: independent chains, and each Q and dO row loaded once for
+           both. A query before a key (causal) has p = ds = 0 there, so the pair may start
+           at the first key's first query. */
+        for (int64_t c = 0; c < n; c += 2) {
+            const int64_t pair = c + 1 < n ? 2 : 1;
+            v16 dk0[MAXV], dk1[MAXV], dv0[MAXV], dv1[MAXV];
+            for (int64_t t = 0; t < ne; t++) dk0[t] = dk1[t] = (v16){0};
+            for (int64_t t = 0; t < nv; t++) dv0[t] = dv1[t] = (v16){0};
+            const int64_t start = causal ? (j0 + c < len ? j0 + c : len) : 0;
+            for (int64_t i = start; i < len; i++) {
+                const float *ds_row = dsb + i * LANES + c, *p_row = pb + i * LANES + c;
+                const v16 ds0 = splat(ds_row[0]), ds1 = splat(ds_row[1]);
+                const v16 p0 = splat(p_row[0]), p1 = splat(p_row[1]);
+                for (int64_t t = 0; t < ne; t++) {
+                    const v16 x = load16(qh + i * sq.r + t * LANES);
+                    dk0[t] += ds0 * x;
+                    dk1[t] += ds1 * x;
+                }
+                for (int64_t t = 0; t < nv; t++) {
+                    const v16 x = load16(goh + i * sgo.r + t * LANES);
+                    dv0[t] += p0 * x;
+                    dv1[t] += p1 * x;
+                }
+            }
+            for (int64_t t = 0; t < ne; t++) store16(gkh + (j0 + c) * sgk.r + t * LANES, dk0[t]);
+            for (int64_t t = 0; t < nv; t++) store16(gvh + (j0 + c) * sgv.r + t * LANES, dv0[t]);
+            if (pair == 2) {
+                for (int64_t t = 0; t < ne; t++)
+                    store16(gkh + (j0 + c + 1) * sgk.r + t * LANES, dk1[t]);
+                for (int64_t t = 0; t < nv; t++)
+                    store16(gvh + (j0 + c + 1) * sgv.r + t * LANES, dv1[t]);
+            }
+        }
+    }
+}
+
 /* Per block of 16 keys: one pass over the queries that see them stores P and dS (rows of
    16) and adds dS K into dQ; a second pass over the block's keys sums dK = dS^T Q and
    dV = P^T dO in registers. */
@@ -200,85 +298,22 @@ static int attention_backward_fast(float *gq, float *gk, float *gv, const float 
     #pragma omp parallel for schedule(static) reduction(| : failed)
     for (int64_t bh = 0; bh < batch * heads; bh++) {
         const int64_t b = bh / heads, h = bh % heads;
-        float *kt = malloc(sizeof(float) * (size_t)((e + ev) * padded + 3 * len * LANES + len));
-        if (!kt) { failed = 1; continue; }
-        float *vt = kt + e * padded, *pb = vt + ev * padded, *dsb = pb + len * LANES;
-        float *dot = dsb + len * LANES;
+        float *scratch =
+            malloc(sizeof(float) * (size_t)((e + ev) * padded + 2 * len * LANES + len));
+        if (!scratch) { failed = 1; continue; }
         const float *qh = q + b * sq.b + h * sq.h, *kh = k + b * sk.b + h * sk.h;
         const float *vh = v + b * sv.b + h * sv.h, *goh = go + b * sgo.b + h * sgo.h;
         const float *oh = out + b * so.b + h * so.h, *lh = lse + bh * len;
         float *gqh = gq + b * sgq.b + h * sgq.h, *gkh = gk + b * sgk.b + h * sgk.h;
         float *gvh = gv + b * sgv.b + h * sgv.h;
-        transpose_padded(kt, kh, src, e, sk.r, padded);
-        transpose_padded(vt, vh, src, ev, sv.r, padded);
-        for (int64_t i = 0; i < len; i++) {
-            v16 acc = {0};
-            for (int64_t t = 0; t < nv; t++)
-                acc += load16(goh + i * sgo.r + t * LANES) * load16(oh + i * so.r + t * LANES);
-            float sum = 0.0f;
-            for (int c = 0; c < LANES; c++) sum += acc[c];
-            dot[i] = sum;
-        }
-        for (int64_t i = 0; i < len; i++) memset(gqh + i * sgq.r, 0, sizeof(float) * (size_t)e);
-        for (int64_t j0 = 0; j0 < src; j0 += LANES) {
-            const int64_t n = src - j0 < LANES ? src - j0 : LANES;
-            const int64_t first = causal ? (j0 < len ? j0 : len) : 0;
-            for (int64_t i = first; i < len; i++) {
-                const int64_t visible = causal ? i + 1 - j0 : n;
-                const int64_t m = visible < n ? visible : n;
-                float p[LANES], ds[LANES];
-                store16(p, score16(qh + i * sq.r, kt, e, padded, j0, scale));
-                float dps[LANES];
-                store16(dps, dot16(goh + i * sgo.r, vt + j0, ev, padded));
-                const float row_lse = lh[i], row_dot = dot[i];
-                #pragma omp simd
-                for (int c = 0; c < LANES; c++) {
-                    const float x = em_expf(p[c] - row_lse);
-                    p[c] = c < m ? x : 0.0f;
-                    ds[c] = p[c] * (dps[c] - row_dot) * scale;
-                }
-                store16(pb + i * LANES, load16(p));
-                store16(dsb + i * LANES, load16(ds));
-                v16 dq[MAXV];
-                for (int64_t t = 0; t < ne; t++) dq[t] = load16(gqh + i * sgq.r + t * LANES);
-                for (int64_t c = 0; c < m; c++)
-                    for (int64_t t = 0; t < ne; t++)
-                        dq[t] += splat(ds[c]) * load16(kh + (j0 + c) * sk.r + t * LANES);
-                for (int64_t t = 0; t < ne; t++) store16(gqh + i * sgq.r + t * LANES, dq[t]);
-            }
-            /* Two keys at a time: independent chains, and each Q and dO row loaded once for
-               both. A query before a key (causal) has p = ds = 0 there, so the pair may
-               start at the first key's first query. */
-            for (int64_t c = 0; c < n; c += 2) {
-                const int64_t pair = c + 1 < n ? 2 : 1;
-                v16 dk[2][MAXV], dv[2][MAXV];
-                for (int64_t t = 0; t < ne; t++) dk[0][t] = dk[1][t] = (v16){0};
-                for (int64_t t = 0; t < nv; t++) dv[0][t] = dv[1][t] = (v16){0};
-                const int64_t start = causal ? (j0 + c < len ? j0 + c : len) : 0;
-                for (int64_t i = start; i < len; i++) {
-                    const float *ds_row = dsb + i * LANES + c, *p_row = pb + i * LANES + c;
-                    const v16 ds0 = splat(ds_row[0]), ds1 = splat(ds_row[1]);
-                    const v16 p0 = splat(p_row[0]), p1 = splat(p_row[1]);
-                    for (int64_t t = 0; t < ne; t++) {
-                        const v16 x = load16(qh + i * sq.r + t * LANES);
-                        dk[0][t] += ds0 * x;
-                        dk[1][t] += ds1 * x;
-                    }
-                    for (int64_t t = 0; t < nv; t++) {
-                        const v16 x = load16(goh + i * sgo.r + t * LANES);
-                        dv[0][t] += p0 * x;
-                        dv[1][t] += p1 * x;
-                    }
-                }
-                for (int64_t u = 0; u < pair; u++) {
-                    for (int64_t t = 0; t < ne; t++)
-                        store16(gkh + (j0 + c + u) * sgk.r + t * LANES, dk[u][t]);
-                    for (int64_t t = 0; t < nv; t++)
-                        store16(gvh + (j0 + c + u) * sgv.r + t * LANES, dv[u][t]);
-                }
-            }
-        }
-        free(kt);
+        #define HEAD(NE, NV) attention_head_backward_fast(gqh, gkh, gvh, goh, qh, kh, vh, oh, \
+            lh, scratch, len, src, e, ev, NE, NV, padded, s, scale, causal)
+        if (ne == 1 && nv == 1) HEAD(1, 1);
+        else if (ne == 2 && nv == 2) HEAD(2, 2);
+        else if (ne == 4 && nv == 4) HEAD(4, 4);
+        else HEAD(ne, nv);
+        #undef HEAD
+        free(scratch);
     }
     return failed ? -1 : 0;
 }
