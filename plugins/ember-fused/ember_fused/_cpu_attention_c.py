@@ -109,7 +109,8 @@ static inline __attribute__((always_inline)) void attention_head_fast(
         for (int64_t j0 = 0; j0 < keys; j0 += KEY_TILE) {
             const int64_t n = keys - j0 < KEY_TILE ? keys - j0 : KEY_TILE;
             const int width = (int)((n + LANES - 1) / LANES * LANES);
-            float s[KEY_TILE] __attribute__((aligned(64))), p[KEY_TILE] __attribute__((aligned(64)));
+            float s[KEY_TILE] __attribute__((aligned(64)));
+            float p[KEY_TILE] __attribute__((aligned(64)));
             for (int u = 0; u < width; u += LANES)
                 store16(s + u, score16(qh + i * sq.r, kt, e, padded, j0 + u, scale));
             float tile_peak = peak;
