@@ -92,6 +92,24 @@ static int fast_shape(int64_t e, int64_t ev) {
     return e % LANES == 0 && ev % LANES == 0 && e <= LANES * MAXV && ev <= LANES * MAXV;
 }
 
+/* acc += sum over c < count of w[c] * rows[c * stride : + 16 * width], keys in pairs
+   over two sets of sums (acc, acc2) for twice the independent chains: P V in the
+   forward, dS K in the backward. */
+static inline __attribute__((always_inline)) void add_weighted_rows(
+    v16 *acc, v16 *acc2, const float *w, int64_t count, const float *rows, int64_t stride,
+    const int64_t width) {
+    int64_t c = 0;
+    for (; c + 1 < count; c += 2, rows += 2 * stride) {
+        const v16 w0 = splat(w[c]), w1 = splat(w[c + 1]);
+        for (int64_t t = 0; t < width; t++) {
+            acc[t] += w0 * load16(rows + t * LANES);
+            acc2[t] += w1 * load16(rows + stride + t * LANES);
+        }
+    }
+    if (c < count)
+        for (int64_t t = 0; t < width; t++) acc[t] += splat(w[c]) * load16(rows + t * LANES);
+}
+
 /* One (batch, head) of the forward, keys in tiles of KEY_TILE: the tile's scores as four
    vectors, then one vectorised max, one exp-and-sum and the P V products. Inlined with nv
    (the output width in vectors) a constant, so the output row's sums stay in registers. */
@@ -136,18 +154,7 @@ static inline __attribute__((always_inline)) void attention_head_fast(
                 tile_total += p[c];
             }
             total += tile_total;
-            /* Pairs of keys into two sets of sums: twice the independent chains. */
-            const float *vr = vh + j0 * sv.r;
-            int64_t c = 0;
-            for (; c + 1 < n; c += 2, vr += 2 * sv.r) {
-                const v16 p0 = splat(p[c]), p1 = splat(p[c + 1]);
-                for (int64_t t = 0; t < nv; t++) {
-                    o[t] += p0 * load16(vr + t * LANES);
-                    o2[t] += p1 * load16(vr + sv.r + t * LANES);
-                }
-            }
-            if (c < n)
-                for (int64_t t = 0; t < nv; t++) o[t] += splat(p[c]) * load16(vr + t * LANES);
+            add_weighted_rows(o, o2, p, n, vh + j0 * sv.r, sv.r, nv);
         }
         float *row = oh + i * so.r;
         const float inverse = 1.0f / total;
@@ -233,17 +240,7 @@ static inline __attribute__((always_inline)) void attention_head_backward_fast(
                 dq[t] = load16(gqh + i * sgq.r + t * LANES);
                 dq2[t] = (v16){0};
             }
-            const float *kr = kh + j0 * sk.r;
-            int64_t c = 0;
-            for (; c + 1 < m; c += 2, kr += 2 * sk.r) {
-                const v16 d0 = splat(ds[c]), d1 = splat(ds[c + 1]);
-                for (int64_t t = 0; t < ne; t++) {
-                    dq[t] += d0 * load16(kr + t * LANES);
-                    dq2[t] += d1 * load16(kr + sk.r + t * LANES);
-                }
-            }
-            if (c < m)
-                for (int64_t t = 0; t < ne; t++) dq[t] += splat(ds[c]) * load16(kr + t * LANES);
+            add_weighted_rows(dq, dq2, ds, m, kh + j0 * sk.r, sk.r, ne);
             for (int64_t t = 0; t < ne; t++)
                 store16(gqh + i * sgq.r + t * LANES, dq[t] + dq2[t]);
         }
