@@ -121,6 +121,9 @@ _POSITIVE = _uniform((_N,), 0.5, 1.5)
 _SQUARE = _uniform((_SIDE, _SIDE))
 _TINY_MATRIX = _uniform((2, 2))
 _MATRIX = _uniform((1024, 1024))
+_TOKENS_NARROW = _uniform((768, 128))
+_TOKENS_WIDE = _uniform((768, 512))
+_WEIGHT = _uniform((512, 128))
 
 _BINARY_BYTES: Final = 3 * _N * _F32
 _UNARY_BYTES: Final = 2 * _N * _F32
@@ -211,6 +214,38 @@ CASES: Final[tuple[Case, ...]] = (
         0,
         _inputs(_TINY_MATRIX, _TINY_MATRIX),
         _same("a @ b"),
+    ),
+    # A linear layer's three products at the GPT benchmark's MLP width: x @ W.T forward,
+    # g @ W and g.T @ x backward (768 tokens, 128 -> 512 features).
+    Case(
+        "linear_forward_gemm",
+        "linear fwd  x @ W.T  768x128·128x512",
+        "GFLOP/s",
+        2 * 768 * 128 * 512,
+        _inputs(_TOKENS_NARROW, _WEIGHT),
+        _same("a @ b.T"),
+        rtol=1e-4,
+        atol=1e-4,
+    ),
+    Case(
+        "linear_input_grad_gemm",
+        "linear dx  g @ W  768x512·512x128",
+        "GFLOP/s",
+        2 * 768 * 128 * 512,
+        _inputs(_TOKENS_WIDE, _WEIGHT),
+        _same("a @ b"),
+        rtol=1e-4,
+        atol=1e-4,
+    ),
+    Case(
+        "linear_weight_grad_gemm",
+        "linear dW  g.T @ x  512x768·768x128",
+        "GFLOP/s",
+        2 * 768 * 128 * 512,
+        _inputs(_TOKENS_WIDE, _TOKENS_NARROW),
+        _same("a.T @ b"),
+        rtol=1e-4,
+        atol=1e-4,
     ),
     Case(
         "mul_out",

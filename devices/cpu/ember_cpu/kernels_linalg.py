@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.plugins.sdk import KernelRegistry, MatmulPlan, Storage
+from ember_cpu import _sgemm
 from ember_cpu._lib import check, ffi, lib
 
 __all__ = ["bmm", "mm", "register"]
@@ -57,6 +58,7 @@ def _geometry(plan: MatmulPlan) -> Any:
 
 
 def register(registry: KernelRegistry) -> None:
-    """Register this family's kernels for the cpu device."""
+    """Register this family's kernels for the cpu device (and pick the float32 GEMM)."""
+    _sgemm.configure()
     registry.register("mm", "cpu", mm)
     registry.register("bmm", "cpu", bmm)

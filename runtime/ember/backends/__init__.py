@@ -4,8 +4,9 @@
 `ember.get_float32_matmul_precision()` as PyTorch does. Ember's cuda device compiles its
 own NVRTC kernels in full float32 (no cuBLAS/cuDNN), so these flags are recorded for
 scripts to read and set, and do not change any result today. `cudnn` reports not available:
-Ember never links cuDNN. `mkldnn`/`openmp`/`mps`/`opt_einsum` answer False because Ember
-uses none of them.
+Ember never links cuDNN. `openmp` answers whether the cpu device's kernels
+were built with OpenMP; `mkldnn`/`mps`/`opt_einsum` answer False because Ember has none of
+them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`ember.backends.openmp`: Ember does not use openmp, so it is not available."""
+"""`ember.backends.openmp`: whether the cpu device's kernels run on OpenMP threads."""
 
 from __future__ import annotations
 
@@ -6,5 +6,8 @@ __all__ = ["is_available"]
 
 
 def is_available() -> bool:
-    """False: no Ember device is built on openmp."""
-    return False
+    """`ember.has_openmp`, as torch's is `torch._C.has_openmp`: read from the cpu device's
+    built kernel library (False without the cpu plugin)."""
+    from ember import _torch_longtail
+
+    return _torch_longtail.has_openmp()

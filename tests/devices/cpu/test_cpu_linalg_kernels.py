@@ -1,10 +1,13 @@
 """The cpu device's mm and bmm kernels against NumPy float64/int64 references.
 
 Operands come row-major, transposed (handed to BLAS in place), stepped or broadcast
-(packed first); outputs contiguous, column-major or stepped (through a buffer).
+(packed first); outputs contiguous, column-major or stepped (through a buffer). Every test
+runs once per float32 GEMM engine installed (oneDNN's and OpenBLAS's sgemm).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ from ember import _dtype
 from ember._dispatch import OPS
 from ember._ops.linalg import launch_product, plan_for
 from ember._tensor import Tensor, empty_tensor, make_view
+from ember_cpu import _sgemm
 
 from ._layouts import CPU
 from ._layouts import tensor as laid_out
@@ -74,6 +78,14 @@ def check(got: np.ndarray, a: np.ndarray, b: np.ndarray, name: str) -> None:
         np.testing.assert_array_equal(got, (a.astype(np.int64) @ b.astype(np.int64)) != 0)
     else:  # int64 accumulation, wrapped into the dtype
         np.testing.assert_array_equal(got, (a.astype(np.int64) @ b.astype(np.int64)).astype(name))
+
+
+@pytest.fixture(autouse=True, params=_sgemm.available())
+def sgemm_engine(request: pytest.FixtureRequest) -> Iterator[str]:
+    before = _sgemm.engine()
+    _sgemm.use(request.param)
+    yield request.param
+    _sgemm.use(before)
 
 
 SHAPES = [(1, 1, 1), (2, 3, 4), (7, 5, 9), (33, 17, 40), (1, 8, 5), (6, 8, 1), (64, 1, 48)]

@@ -1,6 +1,7 @@
 /* Matrix products of the CPU device: mm and bmm for every numeric dtype.
  *
- * float32/float64 go to OpenBLAS. A strided operand is handed over in place whenever one
+ * float32/float64 go to OpenBLAS, float32 to oneDNN's sgemm instead where the plugin found
+ * it (em_set_sgemm; see ember_cpu/_sgemm.py for why). A strided operand is handed over in place whenever one
  * of its dims has unit stride (row-major, or transposed with the Trans flag); a
  * column-major output is computed as C^T = B^T A^T; anything else is packed into a
  * contiguous buffer first. float16 is packed to float32, multiplied by sgemm (so it
@@ -120,9 +121,26 @@ static int out_of_memory(void) {
 
 /* ---- BLAS ------------------------------------------------------------------------------ */
 
+/* A float32 GEMM to use instead of OpenBLAS's, set by the plugin when it finds one
+ * (oneDNN's dnnl_sgemm: row-major, 'N'/'T' flags, 64-bit sizes, 0 on success). */
+typedef int (*em_sgemm_fn)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t,
+                           const float*, int64_t, float, float*, int64_t);
+static em_sgemm_fn sgemm_engine = NULL;
+
+void em_set_sgemm(intptr_t fn) { sgemm_engine = (em_sgemm_fn)fn; }
+
 static void gemm_one(int f64, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m,
                      int64_t n, int64_t k, const char* a, int64_t lda, const char* b,
                      int64_t ldb, char* c, int64_t ldc) {
+    /* oneDNN threads with the calling thread's OpenMP default, which set_num_threads only
+     * set on its own thread: hand it the budget here. The engine validates like BLAS does;
+     * on a refusal OpenBLAS computes the product instead. */
+    if (!f64 && sgemm_engine && !omp_in_parallel() && omp_get_max_threads() != em_threads())
+        omp_set_num_threads(em_threads());
+    if (!f64 && sgemm_engine &&
+        sgemm_engine(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', m, n, k, 1.0f,
+                     (const float*)a, lda, (const float*)b, ldb, 0.0f, (float*)c, ldc) == 0)
+        return;
     if (f64)
         scipy_cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0,
                           (const double*)a, (blasint)lda, (const double*)b, (blasint)ldb, 0.0,
@@ -170,7 +188,9 @@ static void gemm_batch(int f64, int64_t batch, enum CBLAS_TRANSPOSE ta, enum CBL
                        int64_t m, int64_t n, int64_t k, const mat_t a, int64_t lda,
                        const mat_t b, int64_t ldb, const mat_t c, int64_t ldc) {
     batch_job_t job = {f64, ta, tb, batch, m, n, k, lda, ldb, ldc, &a, &b, &c};
-    int strided = batch > 1 && m * n * k >= SMALL_GEMM && fits_blas(batch) &&
+    /* The engine has no batch call: its products go one by one, each threaded inside. */
+    int strided = batch > 1 && m * n * k >= SMALL_GEMM && (f64 || !sgemm_engine) &&
+                  fits_blas(batch) &&
                   fits_blas(a.sbatch) && fits_blas(b.sbatch) && fits_blas(c.sbatch) &&
                   (f64 ? scipy_cblas_dgemm_batch_strided != NULL
                        : scipy_cblas_sgemm_batch_strided != NULL);
