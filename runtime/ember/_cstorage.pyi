@@ -38,3 +38,14 @@ def empty_tensor(shape: tuple[int, ...], dt: _dtype, dev: _device) -> Tensor:
 
 def configure_tensor(tensor: type, layout_cache: dict[Any, Any], contiguous_layout: Any) -> None:
     """The Tensor type empty_tensor builds, its layout memo and the memo's filler."""
+
+def make_view(
+    base: Tensor, offset: int, shape: tuple[int, ...], strides: tuple[int, ...]
+) -> Tensor:
+    """A tensor sharing `base`'s storage with new geometry (no autograd metadata)."""
+
+def is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether (shape, strides) is row-major dense (sizes of 1 and empty tensors aside)."""
+
+def exact_ints(args: Any) -> tuple[int, ...] | None:
+    """`args` (or its one tuple or list) as a plain tuple when every item is an exact int."""

@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from ember import _dtype as dtypes
+
+# Whether (shape, strides) is row-major dense, in C: every view asks it.
+from ember._cstorage import is_contiguous
 from ember._device import device
 from ember._storage import Storage
 
@@ -57,18 +60,6 @@ def contiguous_strides(shape: Shape) -> Shape:
     if len(_STRIDES_CACHE) < 4096:
         _STRIDES_CACHE[shape] = result
     return result
-
-
-def is_contiguous(shape: Shape, strides: Shape) -> bool:
-    if 0 in shape:
-        return True
-    step = 1
-    for size, stride in zip(reversed(shape), reversed(strides), strict=True):
-        if size != 1:
-            if stride != step:
-                return False
-            step *= size
-    return True
 
 
 class TensorCore:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import _dtype
+from ember._cstorage import exact_ints
 from ember._ops import shape_formulas as formulas
 from ember._tensor import Tensor, contiguous_strides, make_view
 
@@ -16,6 +17,9 @@ Shape = tuple[int, ...]
 
 def int_tuple(op: str, args: Sequence[Any], what: str = "size") -> Shape:
     """Accept f(2, 3), f((2, 3)), f([2, 3]) and f(ember.Size(...)); -1 is kept."""
+    found = exact_ints(args)  # the common case, in C
+    if found is not None:
+        return found
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
     try:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from ember import _torch_longtail
+
 __all__ = ["is_available"]
 
 
 def is_available() -> bool:
     """`ember.has_openmp`, as torch's is `torch._C.has_openmp`: read from the cpu device's
     built kernel library (False without the cpu plugin)."""
-    from ember import _torch_longtail
-
     return _torch_longtail.has_openmp()
