@@ -110,57 +110,98 @@ static inline __attribute__((always_inline)) void add_weighted_rows(
         for (int64_t t = 0; t < width; t++) acc[t] += splat(w[c]) * load16(rows + t * LANES);
 }
 
-/* One (batch, head) of the forward, keys in tiles of KEY_TILE: the tile's scores as four
-   vectors, then one vectorised max, one exp-and-sum and the P V products. Inlined with nv
-   (the output width in vectors) a constant, so the output row's sums stay in registers. */
+/* Rows [i0, i0 + R) of one (batch, head) of the forward, keys in tiles of KEY_TILE. The R
+   query rows share every load of K^T and V: a tile's scores are R vectors per 16 keys, one
+   K^T load feeding R multiply-adds, and each V row loaded once adds into all R outputs.
+   Then per row one vectorised max and one exp-and-sum (online softmax across tiles).
+   Inlined with R and nv (the output width in vectors) constants, so that the R output rows
+   stay in registers. Causal rows of the block see different key counts: a row's weights
+   past its last key are zero, so the block runs to the last row's bound. */
 #define KEY_TILE 64
+#define QUERY_BLOCK 4
 
+static inline __attribute__((always_inline)) void attention_rows_fast(
+    float *oh, float *lh, const float *qh, const float *kt, const float *vh, int64_t i0,
+    const int R, int64_t src, int64_t e, const int64_t nv, int64_t padded, layout_t sq,
+    layout_t sv, layout_t so, float scale, int causal) {
+    int64_t keys[QUERY_BLOCK];
+    for (int r = 0; r < R; r++) keys[r] = causal ? (i0 + r + 1 < src ? i0 + r + 1 : src) : src;
+    const int64_t last = keys[R - 1];
+    v16 o[QUERY_BLOCK][MAXV];
+    float peak[QUERY_BLOCK], total[QUERY_BLOCK];
+    for (int r = 0; r < R; r++) {
+        for (int64_t t = 0; t < nv; t++) o[r][t] = (v16){0};
+        peak[r] = -INFINITY;
+        total[r] = 0.0f;
+    }
+    for (int64_t j0 = 0; j0 < last; j0 += KEY_TILE) {
+        const int64_t n = last - j0 < KEY_TILE ? last - j0 : KEY_TILE;
+        const int width = (int)((n + LANES - 1) / LANES * LANES);
+        float s[QUERY_BLOCK][KEY_TILE] __attribute__((aligned(64)));
+        float p[QUERY_BLOCK][KEY_TILE] __attribute__((aligned(64)));
+        for (int u = 0; u < width; u += LANES) {
+            v16 acc[QUERY_BLOCK];
+            for (int r = 0; r < R; r++) acc[r] = (v16){0};
+            const float *column = kt + j0 + u;
+            for (int64_t d = 0; d < e; d++) {
+                const v16 kd = load16(column + d * padded);
+                for (int r = 0; r < R; r++) acc[r] += splat(qh[(i0 + r) * sq.r + d]) * kd;
+            }
+            for (int r = 0; r < R; r++) store16(s[r] + u, acc[r] * scale);
+        }
+        for (int r = 0; r < R; r++) {
+            const int64_t seen = keys[r] - j0 < n ? keys[r] - j0 : n; /* may be 0 */
+            float tile_peak = peak[r];
+            #pragma omp simd reduction(max : tile_peak)
+            for (int c = 0; c < width; c++) {
+                const float x = c < seen ? s[r][c] : -INFINITY;
+                tile_peak = x > tile_peak ? x : tile_peak;
+            }
+            if (tile_peak > peak[r]) {
+                const float rescale =
+                    peak[r] == -INFINITY ? 0.0f : em_expf(peak[r] - tile_peak);
+                total[r] *= rescale;
+                for (int64_t t = 0; t < nv; t++) o[r][t] *= rescale;
+                peak[r] = tile_peak;
+            }
+            const float row_peak = peak[r];
+            float tile_total = 0.0f;
+            #pragma omp simd reduction(+ : tile_total)
+            for (int c = 0; c < width; c++) {
+                const float x = em_expf(s[r][c] - row_peak);
+                p[r][c] = c < seen ? x : 0.0f;
+                tile_total += p[r][c];
+            }
+            total[r] += tile_total;
+        }
+        const float *rows = vh + j0 * sv.r;
+        for (int64_t c = 0; c < n; c++, rows += sv.r) {
+            for (int64_t t = 0; t < nv; t++) {
+                const v16 x = load16(rows + t * LANES);
+                for (int r = 0; r < R; r++) o[r][t] += splat(p[r][c]) * x;
+            }
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        float *row = oh + (i0 + r) * so.r;
+        const float inverse = 1.0f / total[r];
+        for (int64_t t = 0; t < nv; t++) store16(row + t * LANES, o[r][t] * inverse);
+        lh[i0 + r] = peak[r] + logf(total[r]);
+    }
+}
+
+/* One (batch, head) of the forward: blocks of QUERY_BLOCK rows, then the rest one by one. */
 static inline __attribute__((always_inline)) void attention_head_fast(
     float *oh, float *lh, const float *qh, const float *kt, const float *vh, int64_t len,
     int64_t src, int64_t e, const int64_t nv, int64_t padded, layout_t sq, layout_t sv,
     layout_t so, float scale, int causal) {
-    for (int64_t i = 0; i < len; i++) {
-        const int64_t keys = causal ? (i + 1 < src ? i + 1 : src) : src;
-        v16 o[MAXV], o2[MAXV];
-        for (int64_t t = 0; t < nv; t++) o[t] = o2[t] = (v16){0};
-        float peak = -INFINITY, total = 0.0f;
-        for (int64_t j0 = 0; j0 < keys; j0 += KEY_TILE) {
-            const int64_t n = keys - j0 < KEY_TILE ? keys - j0 : KEY_TILE;
-            const int width = (int)((n + LANES - 1) / LANES * LANES);
-            float s[KEY_TILE] __attribute__((aligned(64)));
-            float p[KEY_TILE] __attribute__((aligned(64)));
-            for (int u = 0; u < width; u += LANES)
-                store16(s + u, score16(qh + i * sq.r, kt, e, padded, j0 + u, scale));
-            float tile_peak = peak;
-            #pragma omp simd reduction(max : tile_peak)
-            for (int c = 0; c < width; c++) {
-                const float x = c < n ? s[c] : -INFINITY;
-                tile_peak = x > tile_peak ? x : tile_peak;
-            }
-            if (tile_peak > peak) {
-                const float rescale = peak == -INFINITY ? 0.0f : em_expf(peak - tile_peak);
-                total *= rescale;
-                for (int64_t t = 0; t < nv; t++) {
-                    o[t] *= rescale;
-                    o2[t] *= rescale;
-                }
-                peak = tile_peak;
-            }
-            float tile_total = 0.0f;
-            #pragma omp simd reduction(+ : tile_total)
-            for (int c = 0; c < width; c++) {
-                const float x = em_expf(s[c] - peak);
-                p[c] = c < n ? x : 0.0f;
-                tile_total += p[c];
-            }
-            total += tile_total;
-            add_weighted_rows(o, o2, p, n, vh + j0 * sv.r, sv.r, nv);
-        }
-        float *row = oh + i * so.r;
-        const float inverse = 1.0f / total;
-        for (int64_t t = 0; t < nv; t++) store16(row + t * LANES, (o[t] + o2[t]) * inverse);
-        lh[i] = peak + logf(total);
-    }
+    int64_t i = 0;
+    for (; i + QUERY_BLOCK <= len; i += QUERY_BLOCK)
+        attention_rows_fast(oh, lh, qh, kt, vh, i, QUERY_BLOCK, src, e, nv, padded, sq, sv, so,
+                            scale, causal);
+    for (; i < len; i++)
+        attention_rows_fast(oh, lh, qh, kt, vh, i, 1, src, e, nv, padded, sq, sv, so, scale,
+                            causal);
 }
 
 static int attention_fast(float *out, float *lse, const float *q, const float *k,
