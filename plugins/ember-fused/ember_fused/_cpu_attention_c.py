@@ -1,8 +1,9 @@
 """The C of the flash-style cpu attention kernels (compiled by `_cpu_attention`).
 
 Two paths: head widths that are multiples of 16 (at most 128) run on 16-float vectors,
-every inner loop one load and one multiply-add into registers; any other width runs the
-general loops, vectorised by the compiler where it can.
+query rows in blocks of four and keys in groups of up to four, so that every load feeds
+several multiply-adds into registers; any other width runs the general loops, vectorised
+by the compiler where it can.
 
 Operands are (B, H, rows, width) with unit stride along the width and any other strides
 (`geo` below), so that heads interleaved in a (B, L, H * E) projection are read and written
@@ -46,9 +47,9 @@ static void scores(float *s, const float *q, const float *kt, int64_t e, int64_t
 }
 
 /* ---- the fast path: head widths E and Ev multiples of 16, at most 128 ----------------
-   16 keys at a time as one vector (GCC vector extensions, any x86-64 target), so every
-   inner loop is one load and one multiply-add into registers. Keys and values are
-   transposed and zero-padded to a multiple of 16 once per head. */
+   16 keys at a time as one vector (GCC vector extensions, any x86-64 target), and blocks
+   of query rows or keys sharing each vector load. Keys and values are transposed and
+   zero-padded to a multiple of 16 once per head. */
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
 #define LANES 16
 #define MAXV 8
@@ -69,45 +70,8 @@ static void transpose_padded(float *dst, const float *src, int64_t rows, int64_t
     }
 }
 
-/* sum over d < n (a multiple of 4) of x[d] * rows[d * stride : + 16], in four independent
-   chains so that the multiply-adds' latency overlaps. */
-static inline v16 dot16(const float *x, const float *rows, int64_t n, int64_t stride) {
-    v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-    for (int64_t d = 0; d < n; d += 4) {
-        a0 += splat(x[d]) * load16(rows + d * stride);
-        a1 += splat(x[d + 1]) * load16(rows + (d + 1) * stride);
-        a2 += splat(x[d + 2]) * load16(rows + (d + 2) * stride);
-        a3 += splat(x[d + 3]) * load16(rows + (d + 3) * stride);
-    }
-    return (a0 + a1) + (a2 + a3);
-}
-
-/* 16 scores of query q against keys j0..j0+15 (kt (E, padded)), scaled. */
-static inline v16 score16(const float *q, const float *kt, int64_t e, int64_t padded,
-                          int64_t j0, float scale) {
-    return dot16(q, kt + j0, e, padded) * scale;
-}
-
 static int fast_shape(int64_t e, int64_t ev) {
     return e % LANES == 0 && ev % LANES == 0 && e <= LANES * MAXV && ev <= LANES * MAXV;
-}
-
-/* acc += sum over c < count of w[c] * rows[c * stride : + 16 * width], keys in pairs
-   over two sets of sums (acc, acc2) for twice the independent chains: P V in the
-   forward, dS K in the backward. */
-static inline __attribute__((always_inline)) void add_weighted_rows(
-    v16 *acc, v16 *acc2, const float *w, int64_t count, const float *rows, int64_t stride,
-    const int64_t width) {
-    int64_t c = 0;
-    for (; c + 1 < count; c += 2, rows += 2 * stride) {
-        const v16 w0 = splat(w[c]), w1 = splat(w[c + 1]);
-        for (int64_t t = 0; t < width; t++) {
-            acc[t] += w0 * load16(rows + t * LANES);
-            acc2[t] += w1 * load16(rows + stride + t * LANES);
-        }
-    }
-    if (c < count)
-        for (int64_t t = 0; t < width; t++) acc[t] += splat(w[c]) * load16(rows + t * LANES);
 }
 
 /* Rows [i0, i0 + R) of one (batch, head) of the forward, keys in tiles of KEY_TILE. The R
@@ -233,16 +197,102 @@ static int attention_fast(float *out, float *lse, const float *q, const float *k
     return failed ? -1 : 0;
 }
 
+/* Query rows [i0, i0 + R) against the 16 keys at j0 (n of them real) in the backward:
+   each row's P and dS (stored as rows of 16 in pb, dsb), and dQ += dS K. The R rows share
+   every load of K^T, V^T and K. */
+static inline __attribute__((always_inline)) void backward_rows_fast(
+    float *gqh, const float *goh, const float *qh, const float *kh, const float *kt,
+    const float *vt, const float *lh, const float *dot, float *pb, float *dsb, int64_t i0,
+    const int R, int64_t j0, int64_t n, int64_t e, int64_t ev, const int64_t ne,
+    int64_t padded, const layout_t *s, float scale, int causal) {
+    const layout_t sq = s[0], sk = s[1], sgo = s[4], sgq = s[5];
+    v16 sc[QUERY_BLOCK], dp[QUERY_BLOCK];
+    for (int r = 0; r < R; r++) sc[r] = dp[r] = (v16){0};
+    for (int64_t d = 0; d < e; d++) {
+        const v16 kd = load16(kt + d * padded + j0);
+        for (int r = 0; r < R; r++) sc[r] += splat(qh[(i0 + r) * sq.r + d]) * kd;
+    }
+    for (int64_t d = 0; d < ev; d++) {
+        const v16 vd = load16(vt + d * padded + j0);
+        for (int r = 0; r < R; r++) dp[r] += splat(goh[(i0 + r) * sgo.r + d]) * vd;
+    }
+    float ds[QUERY_BLOCK][LANES] __attribute__((aligned(64)));
+    int64_t m_last = 0;
+    for (int r = 0; r < R; r++) {
+        const int64_t i = i0 + r;
+        const int64_t visible = causal ? i + 1 - j0 : n;
+        const int64_t m = visible < n ? visible : n;
+        m_last = m > m_last ? m : m_last;
+        float p[LANES] __attribute__((aligned(64))), dps[LANES] __attribute__((aligned(64)));
+        store16(p, sc[r] * scale);
+        store16(dps, dp[r]);
+        const float row_lse = lh[i], row_dot = dot[i];
+        #pragma omp simd
+        for (int c = 0; c < LANES; c++) {
+            const float x = em_expf(p[c] - row_lse);
+            p[c] = c < m ? x : 0.0f;
+            ds[r][c] = p[c] * (dps[c] - row_dot) * scale;
+        }
+        store16(pb + i * LANES, load16(p));
+        store16(dsb + i * LANES, load16(ds[r]));
+    }
+    /* dQ_i += dS_ic K_c: each K row loaded once for the R rows (zero dS past a row's
+       last key). */
+    v16 dq[QUERY_BLOCK][MAXV];
+    for (int r = 0; r < R; r++)
+        for (int64_t t = 0; t < ne; t++) dq[r][t] = load16(gqh + (i0 + r) * sgq.r + t * LANES);
+    const float *rows = kh + j0 * sk.r;
+    for (int64_t c = 0; c < m_last; c++, rows += sk.r)
+        for (int64_t t = 0; t < ne; t++) {
+            const v16 x = load16(rows + t * LANES);
+            for (int r = 0; r < R; r++) dq[r][t] += splat(ds[r][c]) * x;
+        }
+    for (int r = 0; r < R; r++)
+        for (int64_t t = 0; t < ne; t++) store16(gqh + (i0 + r) * sgq.r + t * LANES, dq[r][t]);
+}
+
+/* dK and dV of KB keys from c (count of them real) of the block at j0: sums over the
+   queries that see them, each Q and dO row loaded once for the KB keys. A query before
+   a key (causal) has p = ds = 0 there, so the group may start at its first key's first
+   query. */
+static inline __attribute__((always_inline)) void backward_keys_fast(
+    float *gkh, float *gvh, const float *goh, const float *qh, const float *pb,
+    const float *dsb, int64_t len, int64_t j0, int64_t c, int64_t count, const int KB,
+    const int64_t ne, const int64_t nv, const layout_t *s, int causal) {
+    const layout_t sq = s[0], sgo = s[4], sgk = s[6], sgv = s[7];
+    v16 dk[4][MAXV], dv[4][MAXV];
+    for (int k = 0; k < KB; k++) {
+        for (int64_t t = 0; t < ne; t++) dk[k][t] = (v16){0};
+        for (int64_t t = 0; t < nv; t++) dv[k][t] = (v16){0};
+    }
+    const int64_t start = causal ? (j0 + c < len ? j0 + c : len) : 0;
+    for (int64_t i = start; i < len; i++) {
+        const float *ds_row = dsb + i * LANES + c, *p_row = pb + i * LANES + c;
+        for (int64_t t = 0; t < ne; t++) {
+            const v16 x = load16(qh + i * sq.r + t * LANES);
+            for (int k = 0; k < KB; k++) dk[k][t] += splat(ds_row[k]) * x;
+        }
+        for (int64_t t = 0; t < nv; t++) {
+            const v16 x = load16(goh + i * sgo.r + t * LANES);
+            for (int k = 0; k < KB; k++) dv[k][t] += splat(p_row[k]) * x;
+        }
+    }
+    for (int k = 0; k < KB && k < count; k++) {
+        for (int64_t t = 0; t < ne; t++) store16(gkh + (j0 + c + k) * sgk.r + t * LANES, dk[k][t]);
+        for (int64_t t = 0; t < nv; t++) store16(gvh + (j0 + c + k) * sgv.r + t * LANES, dv[k][t]);
+    }
+}
+
 /* One (batch, head) of the backward; inlined with ne and nv (the head widths in vectors)
-   constants, so that the dQ, dK and dV sums stay in registers. scratch holds K^T, V^T,
-   the P and dS rows of a block of keys, and each row's dO . O. */
+   and KB (keys per dK/dV group) constants, so that the dQ, dK and dV sums stay in
+   registers. scratch holds K^T, V^T, the P and dS rows of a block of keys, and each row's
+   dO . O. */
 static inline __attribute__((always_inline)) void attention_head_backward_fast(
     float *gqh, float *gkh, float *gvh, const float *goh, const float *qh, const float *kh,
     const float *vh, const float *oh, const float *lh, float *scratch, int64_t len,
-    int64_t src, int64_t e, int64_t ev, const int64_t ne, const int64_t nv, int64_t padded,
-    const layout_t *s, float scale, int causal) {
-    const layout_t sq = s[0], sk = s[1], sv = s[2], so = s[3], sgo = s[4], sgq = s[5];
-    const layout_t sgk = s[6], sgv = s[7];
+    int64_t src, int64_t e, int64_t ev, const int64_t ne, const int64_t nv, const int KB,
+    int64_t padded, const layout_t *s, float scale, int causal) {
+    const layout_t sk = s[1], sv = s[2], so = s[3], sgo = s[4], sgq = s[5];
     float *kt = scratch, *vt = kt + e * padded, *pb = vt + ev * padded;
     float *dsb = pb + len * LANES, *dot = dsb + len * LANES;
     transpose_padded(kt, kh, src, e, sk.r, padded);
@@ -259,65 +309,16 @@ static inline __attribute__((always_inline)) void attention_head_backward_fast(
     for (int64_t j0 = 0; j0 < src; j0 += LANES) {
         const int64_t n = src - j0 < LANES ? src - j0 : LANES;
         const int64_t first = causal ? (j0 < len ? j0 : len) : 0;
-        for (int64_t i = first; i < len; i++) {
-            const int64_t visible = causal ? i + 1 - j0 : n;
-            const int64_t m = visible < n ? visible : n;
-            float p[LANES] __attribute__((aligned(64))), ds[LANES] __attribute__((aligned(64)));
-            float dps[LANES] __attribute__((aligned(64)));
-            store16(p, score16(qh + i * sq.r, kt, e, padded, j0, scale));
-            store16(dps, dot16(goh + i * sgo.r, vt + j0, ev, padded));
-            const float row_lse = lh[i], row_dot = dot[i];
-            #pragma omp simd
-            for (int c = 0; c < LANES; c++) {
-                const float x = em_expf(p[c] - row_lse);
-                p[c] = c < m ? x : 0.0f;
-                ds[c] = p[c] * (dps[c] - row_dot) * scale;
-            }
-            store16(pb + i * LANES, load16(p));
-            store16(dsb + i * LANES, load16(ds));
-            /* dQ_i += dS_ic K_c, keys in pairs over two sets of sums. */
-            v16 dq[MAXV], dq2[MAXV];
-            for (int64_t t = 0; t < ne; t++) {
-                dq[t] = load16(gqh + i * sgq.r + t * LANES);
-                dq2[t] = (v16){0};
-            }
-            add_weighted_rows(dq, dq2, ds, m, kh + j0 * sk.r, sk.r, ne);
-            for (int64_t t = 0; t < ne; t++)
-                store16(gqh + i * sgq.r + t * LANES, dq[t] + dq2[t]);
-        }
-        /* Two keys at a time: independent chains, and each Q and dO row loaded once for
-           both. A query before a key (causal) has p = ds = 0 there, so the pair may start
-           at the first key's first query. */
-        for (int64_t c = 0; c < n; c += 2) {
-            const int64_t pair = c + 1 < n ? 2 : 1;
-            v16 dk0[MAXV], dk1[MAXV], dv0[MAXV], dv1[MAXV];
-            for (int64_t t = 0; t < ne; t++) dk0[t] = dk1[t] = (v16){0};
-            for (int64_t t = 0; t < nv; t++) dv0[t] = dv1[t] = (v16){0};
-            const int64_t start = causal ? (j0 + c < len ? j0 + c : len) : 0;
-            for (int64_t i = start; i < len; i++) {
-                const float *ds_row = dsb + i * LANES + c, *p_row = pb + i * LANES + c;
-                const v16 ds0 = splat(ds_row[0]), ds1 = splat(ds_row[1]);
-                const v16 p0 = splat(p_row[0]), p1 = splat(p_row[1]);
-                for (int64_t t = 0; t < ne; t++) {
-                    const v16 x = load16(qh + i * sq.r + t * LANES);
-                    dk0[t] += ds0 * x;
-                    dk1[t] += ds1 * x;
-                }
-                for (int64_t t = 0; t < nv; t++) {
-                    const v16 x = load16(goh + i * sgo.r + t * LANES);
-                    dv0[t] += p0 * x;
-                    dv1[t] += p1 * x;
-                }
-            }
-            for (int64_t t = 0; t < ne; t++) store16(gkh + (j0 + c) * sgk.r + t * LANES, dk0[t]);
-            for (int64_t t = 0; t < nv; t++) store16(gvh + (j0 + c) * sgv.r + t * LANES, dv0[t]);
-            if (pair == 2) {
-                for (int64_t t = 0; t < ne; t++)
-                    store16(gkh + (j0 + c + 1) * sgk.r + t * LANES, dk1[t]);
-                for (int64_t t = 0; t < nv; t++)
-                    store16(gvh + (j0 + c + 1) * sgv.r + t * LANES, dv1[t]);
-            }
-        }
+        int64_t i = first;
+        for (; i + QUERY_BLOCK <= len; i += QUERY_BLOCK)
+            backward_rows_fast(gqh, goh, qh, kh, kt, vt, lh, dot, pb, dsb, i, QUERY_BLOCK, j0,
+                               n, e, ev, ne, padded, s, scale, causal);
+        for (; i < len; i++)
+            backward_rows_fast(gqh, goh, qh, kh, kt, vt, lh, dot, pb, dsb, i, 1, j0, n, e, ev,
+                               ne, padded, s, scale, causal);
+        for (int64_t c = 0; c < n; c += KB)
+            backward_keys_fast(gkh, gvh, goh, qh, pb, dsb, len, j0, c, n - c, KB, ne, nv, s,
+                               causal);
     }
 }
 
@@ -345,12 +346,13 @@ static int attention_backward_fast(float *gq, float *gk, float *gv, const float 
         const float *oh = out + b * so.b + h * so.h, *lh = lse + bh * len;
         float *gqh = gq + b * sgq.b + h * sgq.h, *gkh = gk + b * sgk.b + h * sgk.h;
         float *gvh = gv + b * sgv.b + h * sgv.h;
-        #define HEAD(NE, NV) attention_head_backward_fast(gqh, gkh, gvh, goh, qh, kh, vh, oh, \
-            lh, scratch, len, src, e, ev, NE, NV, padded, s, scale, causal)
-        if (ne == 1 && nv == 1) HEAD(1, 1);
-        else if (ne == 2 && nv == 2) HEAD(2, 2);
-        else if (ne == 4 && nv == 4) HEAD(4, 4);
-        else HEAD(ne, nv);
+        /* Four keys per dK/dV group while their 4 (ne + nv) sums fit the 32 registers. */
+        #define HEAD(NE, NV, KB) attention_head_backward_fast(gqh, gkh, gvh, goh, qh, kh, vh, \
+            oh, lh, scratch, len, src, e, ev, NE, NV, KB, padded, s, scale, causal)
+        if (ne == 1 && nv == 1) HEAD(1, 1, 4);
+        else if (ne == 2 && nv == 2) HEAD(2, 2, 4);
+        else if (ne == 4 && nv == 4) HEAD(4, 4, 2);
+        else HEAD(ne, nv, 2);
         #undef HEAD
         free(scratch);
     }
