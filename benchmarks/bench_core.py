@@ -115,6 +115,26 @@ def _int64(rng: np.random.Generator) -> np.ndarray:
     return rng.integers(-(1 << 40), 1 << 40, size=_N, dtype=np.int64)
 
 
+def _linear_gemm(
+    name: str,
+    label: str,
+    a: Callable[[np.random.Generator], np.ndarray],
+    b: Callable[[np.random.Generator], np.ndarray],
+    expression: str,
+) -> Case:
+    """One of a linear layer's products at the GPT's MLP width (2 * 768 * 128 * 512 flops)."""
+    return Case(
+        f"linear_{name}_gemm",
+        f"linear {label}",
+        "GFLOP/s",
+        2 * 768 * 128 * 512,
+        _inputs(a, b),
+        _same(expression),
+        rtol=1e-4,
+        atol=1e-4,
+    )
+
+
 _ONE = _uniform((1,))
 _BIG = _uniform((_N,))
 _POSITIVE = _uniform((_N,), 0.5, 1.5)
@@ -217,35 +237,10 @@ CASES: Final[tuple[Case, ...]] = (
     ),
     # A linear layer's three products at the GPT benchmark's MLP width: x @ W.T forward,
     # g @ W and g.T @ x backward (768 tokens, 128 -> 512 features).
-    Case(
-        "linear_forward_gemm",
-        "linear fwd  x @ W.T  768x128·128x512",
-        "GFLOP/s",
-        2 * 768 * 128 * 512,
-        _inputs(_TOKENS_NARROW, _WEIGHT),
-        _same("a @ b.T"),
-        rtol=1e-4,
-        atol=1e-4,
-    ),
-    Case(
-        "linear_input_grad_gemm",
-        "linear dx  g @ W  768x512·512x128",
-        "GFLOP/s",
-        2 * 768 * 128 * 512,
-        _inputs(_TOKENS_WIDE, _WEIGHT),
-        _same("a @ b"),
-        rtol=1e-4,
-        atol=1e-4,
-    ),
-    Case(
-        "linear_weight_grad_gemm",
-        "linear dW  g.T @ x  512x768·768x128",
-        "GFLOP/s",
-        2 * 768 * 128 * 512,
-        _inputs(_TOKENS_WIDE, _TOKENS_NARROW),
-        _same("a.T @ b"),
-        rtol=1e-4,
-        atol=1e-4,
+    _linear_gemm("forward", "fwd  x @ W.T  768x128·128x512", _TOKENS_NARROW, _WEIGHT, "a @ b.T"),
+    _linear_gemm("input_grad", "dx  g @ W  768x512·512x128", _TOKENS_WIDE, _WEIGHT, "a @ b"),
+    _linear_gemm(
+        "weight_grad", "dW  g.T @ x  512x768·768x128", _TOKENS_WIDE, _TOKENS_NARROW, "a.T @ b"
     ),
     Case(
         "mul_out",
