@@ -1,7 +1,8 @@
 """Matrix-product kernels of the CPU device: mm and bmm (see csrc/linalg.c).
 
-float32 and float64 run on OpenBLAS, reading transposed or row-strided operands in place;
-float16 is multiplied in float32; integers accumulate in int64. Outputs may be strided
+float64 runs on OpenBLAS and float32 on oneDNN's sgemm where installed, else OpenBLAS
+(`_sgemm`), both reading transposed or row-strided operands in place; float16 is
+multiplied in float32; integers accumulate in int64. Outputs may be strided
 (row- or column-major ones are written directly, others through a buffer), though the
 runtime passes contiguous ones. A flat plan (the common case) is one call with the sizes;
 any other passes the plan's geometry, packed once per plan.
