@@ -2,7 +2,8 @@
 loops over the shared em_im2col.h and em_pool.h).
 
 im2col and col2im move NCHW images to and from column matrices that the runtime
-multiplies through the mm/bmm kernels (oneDNN or OpenBLAS, see `_sgemm`); pooling runs directly on planes.
+multiplies through the mm/bmm kernels (oneDNN or OpenBLAS, see `_sgemm`); pooling runs
+directly on planes.
 Every image argument is contiguous NCHW (the runtime guarantees it); signatures and
 layouts are documented beside the op definitions in ember.nn.functional._conv and _pool.
 """
