@@ -102,7 +102,7 @@ def configure() -> None:
         return
     try:
         use("onednn")
-    except OSError as error:
+    except (OSError, AttributeError) as error:  # not a loadable library, or no dnnl_sgemm
         warnings.warn(
             f"oneDNN did not load ({error}); float32 GEMM stays on OpenBLAS",
             RuntimeWarning,

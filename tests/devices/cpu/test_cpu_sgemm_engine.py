@@ -7,6 +7,7 @@ import os
 import platform
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,6 +47,25 @@ def test_a_misspelt_setting_warns_and_keeps_openblas() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["openblas"]
     assert "EMBER_CPU_SGEMM='mkl' is not 'onednn' or 'openblas'" in result.stderr
+
+
+def test_a_broken_onednn_warns_and_keeps_openblas(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake = tmp_path / "libdnnl.so.3"
+    fake.write_bytes(b"not a shared library")
+    before = _sgemm.engine()
+    _sgemm.use("openblas")
+    monkeypatch.setattr(_sgemm, "_onednn", None)
+    monkeypatch.setattr(_sgemm, "_onednn_path", lambda: fake)
+    monkeypatch.delenv("EMBER_CPU_SGEMM", raising=False)
+    try:
+        with pytest.warns(RuntimeWarning, match="oneDNN did not load"):
+            _sgemm.configure()
+        assert _sgemm.engine() == "openblas"
+    finally:
+        monkeypatch.undo()
+        _sgemm.use(before)
 
 
 def test_use_rejects_an_unknown_engine_and_keeps_the_current_one() -> None:
