@@ -32,6 +32,7 @@ _LIBRARY: Final = "libdnnl.so.3"
 
 _onednn: ctypes.CDLL | None = None  # kept loaded while its function is installed
 _current: Engine = "openblas"
+_configured = False  # configure() ran
 
 
 def _onednn_path() -> Path | None:
@@ -58,7 +59,8 @@ def _load_onednn() -> ctypes.CDLL | None:
 
 def available() -> tuple[Engine, ...]:
     """The engines this installation can use."""
-    return ("onednn", "openblas") if _onednn_path() is not None else ("openblas",)
+    path = _onednn_path()
+    return ("onednn", "openblas") if path is not None and path.exists() else ("openblas",)
 
 
 def engine() -> Engine:
@@ -86,9 +88,14 @@ def use(name: Engine) -> None:
 
 def configure() -> None:
     """The plugin's choice at load: oneDNN when installed, unless the environment says no.
+    Once per process: registering the kernels again keeps whatever `use` chose since.
 
     Anything wrong here (a misspelt setting, a oneDNN that fails to load) warns and leaves
     OpenBLAS in charge: the device works either way."""
+    global _configured
+    if _configured:
+        return
+    _configured = True
     wanted = os.environ.get("EMBER_CPU_SGEMM", "").strip().lower()
     if wanted not in ("", "onednn", "openblas"):
         warnings.warn(
@@ -102,7 +109,7 @@ def configure() -> None:
         return
     try:
         use("onednn")
-    except (OSError, AttributeError) as error:  # not a loadable library, or no dnnl_sgemm
+    except (OSError, AttributeError, RuntimeError) as error:  # unloadable, or no dnnl_sgemm
         warnings.warn(
             f"oneDNN did not load ({error}); float32 GEMM stays on OpenBLAS",
             RuntimeWarning,

@@ -44,7 +44,9 @@ static int fast_shape(int64_t e, int64_t ev) {
    Then per row one vectorised max and one exp-and-sum (online softmax across tiles).
    Inlined with R and nv (the output width in vectors) constants, so that the R output rows
    stay in registers. Causal rows of the block see different key counts: a row's weights
-   past its last key are zero, so the block runs to the last row's bound. */
+   past its last key are zero, so the block runs to the last row's bound (a NaN or inf in
+   a V row a causal row may not see then reaches it as 0 * inf, as in PyTorch's math
+   path, which multiplies the masked probabilities by V too). */
 #define KEY_TILE 64
 #define QUERY_BLOCK 4
 

@@ -57,6 +57,7 @@ def test_a_broken_onednn_warns_and_keeps_openblas(
     before = _sgemm.engine()
     _sgemm.use("openblas")
     monkeypatch.setattr(_sgemm, "_onednn", None)
+    monkeypatch.setattr(_sgemm, "_configured", False)
     monkeypatch.setattr(_sgemm, "_onednn_path", lambda: fake)
     monkeypatch.delenv("EMBER_CPU_SGEMM", raising=False)
     try:
@@ -65,6 +66,16 @@ def test_a_broken_onednn_warns_and_keeps_openblas(
         assert _sgemm.engine() == "openblas"
     finally:
         monkeypatch.undo()
+        _sgemm.use(before)
+
+
+def test_registering_the_kernels_again_keeps_the_engine_chosen_since() -> None:
+    before = _sgemm.engine()
+    try:
+        _sgemm.use("openblas")
+        _sgemm.configure()  # what a second registration of the plugin's kernels runs
+        assert _sgemm.engine() == "openblas"
+    finally:
         _sgemm.use(before)
 
 
