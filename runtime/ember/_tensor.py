@@ -14,8 +14,7 @@ from typing import Any
 
 from ember import _dtype as dtypes
 from ember import _upper
-from ember._cstorage import configure_tensor, empty_tensor
-from ember._cstorage import make_view as _c_make_view
+from ember._cstorage import configure_tensor, empty_tensor, make_view
 from ember._storage import Storage
 from ember._tensor_arithmetic import ArithmeticMethods
 from ember._tensor_autograd import AutogradMethods
@@ -111,9 +110,8 @@ configure_tensor(Tensor, _LAYOUT_CACHE, contiguous_layout)
 
 
 # `make_view(base, offset, shape, strides)`, a tensor sharing `base`'s storage with new
-# geometry and no autograd metadata (every view op's result), is C too: the eight slot
-# stores and the contiguity loop cost ~2 us in Python.
-make_view = _c_make_view
+# geometry and no autograd metadata (every view op's result), is C too (_ctensor.c): the
+# eight slot stores and the contiguity loop cost ~2 us in Python.
 
 
 def wrap_storage(

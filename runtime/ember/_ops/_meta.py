@@ -32,6 +32,17 @@ def broadcast_shapes(op: str, *shapes: Shape) -> Shape:
     return tuple(result)
 
 
+def broadcasts_to(shape: Shape, target: Shape) -> bool:
+    """Whether `shape` broadcasts to exactly `target` (every size equal or 1, none extra):
+    PyTorch's rule for the operand of an in-place op."""
+    if len(shape) > len(target):
+        return False
+    for size, want in zip(reversed(shape), reversed(target), strict=False):
+        if size != want and size != 1:
+            return False
+    return True
+
+
 def broadcast_strides(shape: Shape, strides: Shape, target: Shape) -> Shape:
     """Strides that view a tensor of `shape` as `target` (zero where broadcast)."""
     offset = len(target) - len(shape)

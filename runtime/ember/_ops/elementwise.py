@@ -20,7 +20,7 @@ from ember._ops._binary_general import (
 )
 from ember._ops._binary_tables import SAME_OUT, WITH_FLOAT, WITH_INT
 from ember._ops._launch import launch_binary
-from ember._ops._meta import broadcast_shapes, broadcast_strides
+from ember._ops._meta import broadcast_shapes, broadcast_strides, broadcasts_to
 from ember._tensor import Tensor, empty_tensor, make_view
 from ember.autograd._graph import (
     before_write,
@@ -242,16 +242,6 @@ def _record_fast(op: Op, a: Any, b: Any, result: Tensor) -> None:
     record_elementwise(name, formula, (a, b), result, save, False, ctx)
 
 
-def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
-    """Whether `shape` broadcasts to exactly `target` (every size equal or 1, none extra)."""
-    if len(shape) > len(target):
-        return False
-    for size, want in zip(reversed(shape), reversed(target), strict=False):
-        if size != want and size != 1:
-            return False
-    return True
-
-
 def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
     # Fast path (optimizer updates): a contiguous float tensor with nothing to record, and a
     # Python number or a same-dtype, same-shape tensor that is t itself or shares no memory
@@ -282,17 +272,13 @@ def _inplace(op: Op, t: Tensor, other: Any) -> Tensor:
             ):
                 fn = op.kernels.get(t._device.type)
                 if fn is not None and other._shape != t._shape:
-                    # A bias-like operand (`out += bias`, a Linear's forward): broadcast
-                    # over t, which it shares no memory with, as PyTorch's in-place rule.
-                    if not _broadcasts_to(other._shape, t._shape):
-                        fn = None
-                    else:
+                    # A bias-like operand (`out += bias`, a Linear's forward), which shares no
+                    # memory with t: its stride-0 view over t's shape takes the strided launch.
+                    if broadcasts_to(other._shape, t._shape):
                         strides = broadcast_strides(other._shape, other._strides, t._shape)
-                        launch_binary(
-                            op, t, t, make_view(other, other._offset, t._shape, strides), dt
-                        )
-                        t._storage.version += 1
-                        return t
+                        other = make_view(other, other._offset, t._shape, strides)
+                    else:
+                        fn = None  # the general path raises PyTorch's error
                 if fn is not None:
                     same = SAME_OUT[op].get(dt)
                     if t._offset or other._offset or not other._contiguous or same is None:

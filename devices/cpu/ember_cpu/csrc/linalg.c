@@ -1,10 +1,10 @@
 /* Matrix products of the CPU device: mm and bmm for every numeric dtype.
  *
  * float32/float64 go to OpenBLAS, float32 to oneDNN's sgemm instead where the plugin found
- * it (em_set_sgemm; see ember_cpu/_sgemm.py for why). A strided operand is handed over in place whenever one
- * of its dims has unit stride (row-major, or transposed with the Trans flag); a
- * column-major output is computed as C^T = B^T A^T; anything else is packed into a
- * contiguous buffer first. float16 is packed to float32, multiplied by sgemm (so it
+ * it (em_set_sgemm; see ember_cpu/_sgemm.py for why). A strided operand is handed over in
+ * place whenever one of its dims has unit stride (row-major, or transposed with the Trans
+ * flag); a column-major output is computed as C^T = B^T A^T; anything else is packed into
+ * a contiguous buffer first. float16 is packed to float32, multiplied by sgemm (so it
  * accumulates in float) and rounded once. Integers and bool use a C loop accumulating in
  * int64 (wrapping like PyTorch); bool stores "any product term is true".
  */
@@ -135,12 +135,14 @@ static void gemm_one(int f64, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, 
     /* oneDNN threads with the calling thread's OpenMP default, which set_num_threads only
      * set on its own thread: hand it the budget here. The engine validates like BLAS does;
      * on a refusal OpenBLAS computes the product instead. */
-    if (!f64 && sgemm_engine && !omp_in_parallel() && omp_get_max_threads() != em_threads())
-        omp_set_num_threads(em_threads());
-    if (!f64 && sgemm_engine &&
-        sgemm_engine(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', m, n, k, 1.0f,
-                     (const float*)a, lda, (const float*)b, ldb, 0.0f, (float*)c, ldc) == 0)
-        return;
+    if (!f64 && sgemm_engine) {
+        if (!omp_in_parallel() && omp_get_max_threads() != em_threads())
+            omp_set_num_threads(em_threads());
+        if (sgemm_engine(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', m, n, k,
+                         1.0f, (const float*)a, lda, (const float*)b, ldb, 0.0f, (float*)c,
+                         ldc) == 0)
+            return;
+    }
     if (f64)
         scipy_cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0,
                           (const double*)a, (blasint)lda, (const double*)b, (blasint)ldb, 0.0,
